@@ -1,0 +1,1 @@
+"""Command-line interface: commands only, no domain logic."""

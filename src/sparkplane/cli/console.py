@@ -1,0 +1,37 @@
+"""Terminal output shared by every command: rich consoles, errors, ``-o yaml|json``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+import yaml
+from rich.console import Console
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Output(str, Enum):
+    """``-o`` formats, as in kubectl."""
+
+    table = "table"
+    wide = "wide"
+    yaml = "yaml"
+    json = "json"
+
+
+def dump(objs: Any, fmt: Output) -> None:
+    """Print objects as YAML (multi-document for a list) or JSON."""
+    if fmt is Output.json:
+        out.print(json.dumps(objs, indent=2, default=str), markup=False)
+    elif isinstance(objs, list):
+        out.print(yaml.safe_dump_all(objs, sort_keys=False), end="", markup=False)
+    else:
+        out.print(yaml.safe_dump(objs, sort_keys=False), end="", markup=False)
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr (stdout stays machine-readable)."""
+    err.print(f"[dim]•[/dim] {message}")

@@ -1,0 +1,94 @@
+"""``sparkplane dev-cluster``: the embedded local control plane (etcd, apiserver, KWOK...)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sparkplane.cli.console import err, out, progress
+from sparkplane.devcluster import DevCluster, DevClusterSettings
+
+app = typer.Typer(
+    help="A real local Kubernetes control plane built from Go modules; KWOK plays the kubelets.",
+    no_args_is_help=True,
+)
+
+StateDir = Annotated[
+    Path | None,
+    typer.Option("--state-dir", help="Where the cluster keeps PKI, logs and state.",
+                 envvar="SPARKPLANE_STATE_DIR"),
+]
+PortBase = Annotated[
+    int,
+    typer.Option("--port-base", help="First of six loopback ports (apiserver = base).",
+                 envvar="SPARKPLANE_DEV_PORT_BASE"),
+]
+
+
+def _cluster(state_dir: Path | None, port_base: int = 16443, **kw: object) -> DevCluster:
+    settings = DevClusterSettings(port_base=port_base, **kw)  # type: ignore[arg-type]
+    if state_dir is not None:
+        settings = DevClusterSettings(state_dir=state_dir, port_base=port_base, **kw)  # type: ignore[arg-type]
+    return DevCluster(settings)
+
+
+@app.command()
+def up(
+    state_dir: StateDir = None,
+    port_base: PortBase = 16443,
+    nodes: Annotated[int, typer.Option(help="Number of simulated nodes.")] = 3,
+    node_cpu: Annotated[str, typer.Option(help="CPU capacity of each node.")] = "32",
+    node_memory: Annotated[str, typer.Option(help="Memory capacity of each node.")] = "128Gi",
+    node_pods: Annotated[int, typer.Option(help="Pod capacity of each node.")] = 250,
+) -> None:
+    """Build (first time only) and start the cluster; idempotent. Prints the kubeconfig path last."""
+    cluster = _cluster(
+        state_dir, port_base, nodes=nodes, node_cpu=node_cpu, node_memory=node_memory,
+        node_pods=node_pods,
+    )
+    path = cluster.up(progress)
+    out.print(str(path), markup=False)
+
+
+@app.command()
+def down(state_dir: StateDir = None) -> None:
+    """Stop every component of the cluster."""
+    stopped = _cluster(state_dir).down()
+    err.print("dev cluster stopped" if stopped else "dev cluster was not running")
+
+
+@app.command()
+def status(state_dir: StateDir = None) -> None:
+    """Show components (pid, memory) and nodes; exit code 1 if the cluster is not running."""
+    st = _cluster(state_dir).status()
+    table = Table("component", "pid", "alive", "RSS MiB", title=f"dev cluster {st.server}")
+    for name, info in st.components.items():
+        table.add_row(name, str(info["pid"]), "yes" if info["alive"] else "NO", str(info["rss_mib"]))
+    out.print(table)
+    if st.nodes:
+        nodes = Table("node", "ready", "cpu", "memory", "pods")
+        for n in st.nodes:
+            nodes.add_row(n["name"], n["ready"], n["cpu"], n["memory"], n["pods"])
+        out.print(nodes)
+    total = sum(int(i["rss_mib"]) for i in st.components.values())
+    out.print(f"running: {'yes' if st.running else 'no'}; control plane RSS {total} MiB; "
+              f"versions: " + ", ".join(f"{k} {v}" for k, v in st.versions.items()))
+    if not st.running:
+        raise typer.Exit(1)
+
+
+@app.command()
+def kubeconfig(state_dir: StateDir = None) -> None:
+    """Print the path of the admin kubeconfig."""
+    out.print(str(_cluster(state_dir).kubeconfig), markup=False)
+
+
+@app.command()
+def env(state_dir: StateDir = None) -> None:
+    """Print `export KUBECONFIG=...` (use: eval "$(sparkplane dev-cluster env)")."""
+    path = _cluster(state_dir).kubeconfig
+    out.print(f"export KUBECONFIG={os.fspath(path)}", markup=False)

@@ -1,0 +1,251 @@
+"""The command lines and config files of each component (pure: paths and ports in, text out).
+
+Flag choices and why:
+- apiserver: ``--advertise-address=127.0.0.1`` (sandboxes may have no default route) with
+  ``--endpoint-reconciler-type=none`` (a loopback endpoint would be rejected); default admission,
+  so ``Priority`` resolves priorityClassName and ``ServiceAccount`` injects tokens;
+  ``--authorization-mode=Node,RBAC``; the service-account trio enables the TokenRequest API.
+- controller-manager: every default controller (garbage collector, job, cronjob, namespace,
+  service-account, node-lifecycle which removes the not-ready taint from new nodes...), each with
+  its own service-account credentials; a short node monitor period so nodes turn Ready quickly.
+- scheduler: short back-off so preemption and retries are quick in tests.
+- kwok: manages every node; its server gives the apiserver pod logs; a wide pod CIDR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from sparkplane.devcluster.build import Binaries
+from sparkplane.devcluster.pki import Pki
+
+SERVICE_CIDR = "10.96.0.0/16"
+POD_CIDR = "10.244.0.0/16"
+NODE_LEASE_SECONDS = 40
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Loopback ports, derived from one base so a second cluster only needs another base."""
+
+    base: int
+
+    @property
+    def apiserver(self) -> int:
+        return self.base
+
+    @property
+    def etcd(self) -> int:
+        return self.base + 1
+
+    @property
+    def etcd_peer(self) -> int:
+        return self.base + 2
+
+    @property
+    def controller_manager(self) -> int:
+        return self.base + 3
+
+    @property
+    def scheduler(self) -> int:
+        return self.base + 4
+
+    @property
+    def kwok(self) -> int:
+        return self.base + 5
+
+    def named(self) -> dict[str, int]:
+        """Every port with the component that binds it (for "port in use" errors)."""
+        return {
+            "kube-apiserver": self.apiserver,
+            "etcd (client)": self.etcd,
+            "etcd (peer)": self.etcd_peer,
+            "kube-controller-manager": self.controller_manager,
+            "kube-scheduler": self.scheduler,
+            "kwok": self.kwok,
+        }
+
+
+def etcd_argv(bins: Binaries, ports: Ports, data_dir: Path) -> list[str]:
+    client = f"http://127.0.0.1:{ports.etcd}"
+    peer = f"http://127.0.0.1:{ports.etcd_peer}"
+    return [
+        str(bins.etcd),
+        "--name=node0",
+        f"--data-dir={data_dir}",
+        f"--listen-client-urls={client}",
+        f"--advertise-client-urls={client}",
+        f"--listen-peer-urls={peer}",
+        f"--initial-advertise-peer-urls={peer}",
+        f"--initial-cluster=node0={peer}",
+        "--auto-compaction-retention=1",
+        "--quota-backend-bytes=4294967296",
+        "--unsafe-no-fsync=true",
+        "--log-level=warn",
+    ]
+
+
+def apiserver_argv(bins: Binaries, ports: Ports, pki: Pki, state: Path) -> list[str]:
+    return [
+        str(bins.kube_apiserver),
+        f"--etcd-servers=http://127.0.0.1:{ports.etcd}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        f"--secure-port={ports.apiserver}",
+        "--endpoint-reconciler-type=none",
+        f"--tls-cert-file={pki.file('apiserver.crt')}",
+        f"--tls-private-key-file={pki.file('apiserver.key')}",
+        f"--client-ca-file={pki.file('ca.crt')}",
+        "--authorization-mode=Node,RBAC",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki.file('sa.pub')}",
+        f"--service-account-signing-key-file={pki.file('sa.key')}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--allow-privileged=true",
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+        f"--cert-dir={state / 'apiserver-certs'}",
+        "--max-requests-inflight=1000",
+        "--max-mutating-requests-inflight=500",
+        "--profiling=false",
+        "--v=1",
+    ]
+
+
+def controller_manager_argv(bins: Binaries, ports: Ports, pki: Pki, kubeconfig: Path) -> list[str]:
+    return [
+        str(bins.kube_controller_manager),
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={ports.controller_manager}",
+        "--leader-elect=false",
+        "--use-service-account-credentials=true",
+        f"--service-account-private-key-file={pki.file('sa.key')}",
+        f"--root-ca-file={pki.file('ca.crt')}",
+        "--controllers=*",
+        "--node-monitor-period=5s",
+        "--node-monitor-grace-period=60s",
+        "--kube-api-qps=500",
+        "--kube-api-burst=1000",
+        "--concurrent-gc-syncs=40",
+        "--v=1",
+    ]
+
+
+def scheduler_config(kubeconfig: Path) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 500, "burst": 1000},
+            "leaderElection": {"leaderElect": False},
+            "podInitialBackoffSeconds": 1,
+            "podMaxBackoffSeconds": 2,
+        }
+    )
+
+
+def scheduler_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path) -> list[str]:
+    return [
+        str(bins.kube_scheduler),
+        f"--config={config}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={ports.scheduler}",
+        "--v=1",
+    ]
+
+
+def kwok_config(stages_yaml: str, driver_log: Path, executor_log: Path) -> str:
+    """The stages plus ClusterLogs so ``kubectl logs`` of simulated pods returns text."""
+    logs = {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "ClusterLogs",
+        "metadata": {"name": "sparkplane-simulated-logs"},
+        "spec": {
+            "selector": {},
+            "logs": [
+                {"containers": ["spark-kubernetes-executor"], "logsFile": str(executor_log)},
+                {"logsFile": str(driver_log)},
+            ],
+        },
+    }
+    return stages_yaml.rstrip() + "\n---\n" + yaml.safe_dump(logs)
+
+
+def kwok_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path) -> list[str]:
+    return [
+        str(bins.kwok),
+        f"--kubeconfig={kubeconfig}",
+        f"--config={config}",
+        "--manage-all-nodes=true",
+        "--node-ip=127.0.0.1",
+        "--node-name=localhost",
+        f"--node-port={ports.kwok}",
+        f"--server-address=127.0.0.1:{ports.kwok}",
+        f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}",
+        f"--cidr={POD_CIDR}",
+    ]
+
+
+def kubeconfig(server: str, pki: Pki, name: str = "sparkplane-dev") -> str:
+    """An admin kubeconfig with the certificates embedded (it can be copied anywhere)."""
+    import base64
+
+    def b64(path: Path) -> str:
+        return base64.b64encode(path.read_bytes()).decode()
+
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": name,
+                    "cluster": {
+                        "server": server,
+                        "certificate-authority-data": b64(pki.file("ca.crt")),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": f"{name}-admin",
+                    "user": {
+                        "client-certificate-data": b64(pki.file("admin.crt")),
+                        "client-key-data": b64(pki.file("admin.key")),
+                    },
+                }
+            ],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": f"{name}-admin"}}],
+            "current-context": name,
+        },
+        sort_keys=False,
+    )
+
+
+def node_manifest(name: str, cpu: str, memory: str, pods: int) -> dict[str, object]:
+    """A fake node; KWOK keeps the capacity given here (``pods`` must be present)."""
+    capacity = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+                "sparkplane.io/simulated": "true",
+            },
+        },
+        "spec": {},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }

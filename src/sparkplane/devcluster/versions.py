@@ -1,0 +1,15 @@
+"""Pinned versions of the dev cluster's components (each keys its own binary cache directory).
+
+Kubernetes v1.36 matches the KWOK release (built against k8s libraries v0.36.1) and builds with
+Go 1.26 without a toolchain switch; etcd 3.6 is what kwokctl pairs with Kubernetes 1.34-1.36
+(3.5 before 3.5.13 breaks watch progress requests on Kubernetes >= 1.35).
+"""
+
+from __future__ import annotations
+
+KUBERNETES = "1.36.4"
+ETCD = "3.6.16"
+KWOK = "0.8.0"
+GO_MINIMUM = (1, 26)
+
+KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")

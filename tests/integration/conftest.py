@@ -1,0 +1,60 @@
+"""Integration fixtures: a real control plane for the whole session, a fresh namespace per test.
+
+By default the session brings up its own dev cluster (state under
+``$SPARKPLANE_CACHE_DIR/test-cluster``, ports from 17443, so a developer's ``make demo`` cluster
+is left alone) and stops it at the end (``SPARKPLANE_KEEP_CLUSTER=1`` keeps it for the next run).
+``SPARKPLANE_TEST_KUBECONFIG`` points the same suite at any real cluster instead.
+If the cluster cannot come up the tests fail; they never skip.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sparkplane.devcluster import DevCluster, DevClusterSettings
+from sparkplane.devcluster.cluster import default_cache_dir
+from sparkplane.kube import Kube, connect
+from tests.integration.helpers import delete_namespace, wait_for
+
+
+@pytest.fixture(scope="session")
+def kubeconfig() -> Iterator[Path]:
+    named = os.environ.get("SPARKPLANE_TEST_KUBECONFIG")
+    if named:
+        yield Path(named)
+        return
+    settings = DevClusterSettings(
+        state_dir=default_cache_dir() / "test-cluster",
+        port_base=int(os.environ.get("SPARKPLANE_TEST_PORT_BASE", "17443")),
+    )
+    cluster = DevCluster(settings)
+    path = cluster.up(progress=lambda msg: print(f"[dev-cluster] {msg}", flush=True))
+    yield path
+    if not os.environ.get("SPARKPLANE_KEEP_CLUSTER"):
+        cluster.down()
+
+
+@pytest.fixture(scope="session")
+def kube(kubeconfig: Path) -> Iterator[Kube]:
+    client = Kube(connect(kubeconfig=kubeconfig))
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def namespace(kube: Kube) -> Iterator[str]:
+    """A fresh namespace whose ``default`` service account exists (pods can be created)."""
+    name = f"sp-test-{uuid.uuid4().hex[:8]}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    wait_for(
+        lambda: kube.get_or_none("v1", "ServiceAccount", "default", name) is not None,
+        timeout=30,
+        what=f"service account {name}/default",
+    )
+    yield name
+    delete_namespace(kube, name)
