@@ -32,6 +32,8 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
 integration: $(STAMP)
+	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
+	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
 	$(BIN)/python -m pytest -q tests/integration
 
 cluster-down: $(STAMP)

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -30,8 +31,10 @@ def test_pod_is_scheduled_runs_then_succeeds_after_annotated_delay(kube: Kube, n
     kube.create(pod("driver", annotations=annotations), namespace)
 
     running = wait_for(
-        lambda: (p := kube.get("v1", "Pod", "driver", namespace))["status"].get("phase")
-        == "Running" and p,
+        lambda: (
+            (p := kube.get("v1", "Pod", "driver", namespace))["status"].get("phase") == "Running"
+            and p
+        ),
         timeout=30,
         what="pod Running",
     )
@@ -40,8 +43,10 @@ def test_pod_is_scheduled_runs_then_succeeds_after_annotated_delay(kube: Kube, n
     assert running["status"]["podIP"]
 
     done = wait_for(
-        lambda: (p := kube.get("v1", "Pod", "driver", namespace))["status"].get("phase")
-        == "Succeeded" and p,
+        lambda: (
+            (p := kube.get("v1", "Pod", "driver", namespace))["status"].get("phase") == "Succeeded"
+            and p
+        ),
         timeout=30,
         what="pod Succeeded",
     )
@@ -89,9 +94,7 @@ def test_pod_without_outcome_keeps_running_and_waiting_reason_keeps_pending(
 def test_pod_logs_are_served_through_the_api(kube: Kube, namespace: str):
     kube.create(pod("logger"), namespace)
     wait_for(lambda: _phase(kube, namespace, "logger") == "Running", timeout=30, what="Running")
-    lines = wait_for(
-        lambda: list(kube.logs("logger", namespace)), timeout=30, what="log lines"
-    )
+    lines = wait_for(lambda: list(kube.logs("logger", namespace)), timeout=30, what="log lines")
     assert any("Pi is roughly" in line for line in lines)
     assert list(kube.logs("logger", namespace, tail_lines=1)) == [lines[-1]]
 
@@ -133,18 +136,21 @@ def test_orphan_propagation_keeps_dependents(kube: Kube, namespace: str):
         what="the pod to be deleted",
     )
     orphan = wait_for(
-        lambda: (cm := kube.get("v1", "ConfigMap", "conf", namespace))["metadata"].get(
-            "ownerReferences"
-        )
-        is None
-        and cm,
+        lambda: (
+            (cm := kube.get("v1", "ConfigMap", "conf", namespace))["metadata"].get(
+                "ownerReferences"
+            )
+            is None
+            and cm
+        ),
         timeout=30,
         what="the ConfigMap to be orphaned",
     )
     time.sleep(3)  # give the collector a chance to (wrongly) delete it
-    assert kube.get("v1", "ConfigMap", "conf", namespace)["metadata"]["uid"] == orphan[
-        "metadata"
-    ]["uid"]
+    assert (
+        kube.get("v1", "ConfigMap", "conf", namespace)["metadata"]["uid"]
+        == orphan["metadata"]["uid"]
+    )
 
 
 @pytest.fixture
@@ -188,15 +194,20 @@ def test_scheduler_preempts_a_lower_priority_pod_and_records_it(
             namespace,
         )
     for i in range(2):
-        wait_for(lambda i=i: _phase(kube, namespace, f"low-{i}") == "Running", timeout=30,
-                 what="low pods Running")
+        wait_for(
+            lambda i=i: _phase(kube, namespace, f"low-{i}") == "Running",
+            timeout=30,
+            what="low pods Running",
+        )
 
     kube.create(
         pod("urgent", cpu="1", priority_class=high, node=small_node, tolerate=taint), namespace
     )
     urgent = wait_for(
-        lambda: (p := kube.get("v1", "Pod", "urgent", namespace))["status"].get("phase")
-        == "Running" and p,
+        lambda: (
+            (p := kube.get("v1", "Pod", "urgent", namespace))["status"].get("phase") == "Running"
+            and p
+        ),
         timeout=60,
         what="the high-priority pod to preempt and run",
     )
@@ -205,9 +216,7 @@ def test_scheduler_preempts_a_lower_priority_pod_and_records_it(
     assert sorted(remaining) in (["low-0", "urgent"], ["low-1", "urgent"])
 
     events = wait_for(
-        lambda: [
-            e for e in kube.list("v1", "Event", namespace) if e.get("reason") == "Preempted"
-        ],
+        lambda: [e for e in kube.list("v1", "Event", namespace) if e.get("reason") == "Preempted"],
         timeout=30,
         what="a Preempted event",
     )
@@ -222,8 +231,10 @@ def test_rbac_refuses_a_namespaced_service_account_outside_its_namespace(
     other = f"{namespace}-other"
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
     try:
-        kube.create({"apiVersion": "v1", "kind": "ServiceAccount",
-                     "metadata": {"name": "client"}}, namespace)
+        kube.create(
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "client"}},
+            namespace,
+        )
         kube.create(
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -238,8 +249,11 @@ def test_rbac_refuses_a_namespaced_service_account_outside_its_namespace(
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
                 "metadata": {"name": "client-reads-pods"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                            "name": "pod-reader"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": "pod-reader",
+                },
                 "subjects": [{"kind": "ServiceAccount", "name": "client", "namespace": namespace}],
             },
             namespace,
@@ -247,11 +261,14 @@ def test_rbac_refuses_a_namespaced_service_account_outside_its_namespace(
         token = kube.request(
             "POST",
             f"/api/v1/namespaces/{namespace}/serviceaccounts/client/token",
-            body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                  "spec": {"expirationSeconds": 600}},
+            body={
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {"expirationSeconds": 600},
+            },
         )["status"]["token"]
         ca = kube.api.configuration.ssl_ca_cert or kube.api.configuration.ca_cert_data
-        ca_text = open(ca).read() if ca and not str(ca).startswith("-----") else ca
+        ca_text = Path(ca).read_text() if ca and not str(ca).startswith("-----") else ca
         as_sa = Kube(connect(server=kube.api.configuration.host, token=token, ca_cert=ca_text))
         assert as_sa.list("v1", "Pod", namespace) == []
         with pytest.raises(ForbiddenError) as refused:
@@ -259,8 +276,9 @@ def test_rbac_refuses_a_namespaced_service_account_outside_its_namespace(
         assert refused.value.code == 403
         assert "kubectl auth can-i list pods -n" in str(refused.value)
         with pytest.raises(ForbiddenError):
-            as_sa.create({"apiVersion": "v1", "kind": "ConfigMap",
-                          "metadata": {"name": "x"}}, namespace)
+            as_sa.create(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, namespace
+            )
         as_sa.close()
     finally:
         kube.delete("v1", "Namespace", other)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import yaml
@@ -13,7 +13,7 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     """``-o`` formats, as in kubectl."""
 
     table = "table"

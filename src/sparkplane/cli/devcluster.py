@@ -19,13 +19,19 @@ app = typer.Typer(
 
 StateDir = Annotated[
     Path | None,
-    typer.Option("--state-dir", help="Where the cluster keeps PKI, logs and state.",
-                 envvar="SPARKPLANE_STATE_DIR"),
+    typer.Option(
+        "--state-dir",
+        help="Where the cluster keeps PKI, logs and state.",
+        envvar="SPARKPLANE_STATE_DIR",
+    ),
 ]
 PortBase = Annotated[
     int,
-    typer.Option("--port-base", help="First of six loopback ports (apiserver = base).",
-                 envvar="SPARKPLANE_DEV_PORT_BASE"),
+    typer.Option(
+        "--port-base",
+        help="First of six loopback ports (apiserver = base).",
+        envvar="SPARKPLANE_DEV_PORT_BASE",
+    ),
 ]
 
 
@@ -45,13 +51,34 @@ def up(
     node_memory: Annotated[str, typer.Option(help="Memory capacity of each node.")] = "128Gi",
     node_pods: Annotated[int, typer.Option(help="Pod capacity of each node.")] = 250,
 ) -> None:
-    """Build (first time only) and start the cluster; idempotent. Prints the kubeconfig path last."""
+    """Build (first run only) and start the cluster; idempotent. Last line: the kubeconfig."""
     cluster = _cluster(
-        state_dir, port_base, nodes=nodes, node_cpu=node_cpu, node_memory=node_memory,
+        state_dir,
+        port_base,
+        nodes=nodes,
+        node_cpu=node_cpu,
+        node_memory=node_memory,
         node_pods=node_pods,
     )
     path = cluster.up(progress)
     out.print(str(path), markup=False)
+
+
+@app.command()
+def build(
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Binary cache (default ~/.cache/sparkplane).", envvar="SPARKPLANE_CACHE_DIR"
+        ),
+    ] = None,
+) -> None:
+    """Build the pinned binaries from Go modules unless cached; print where they are."""
+    from sparkplane.devcluster.build import ensure_binaries
+    from sparkplane.devcluster.cluster import default_cache_dir
+
+    bins = ensure_binaries(cache_dir or default_cache_dir(), progress)
+    out.print(str(bins.kube_apiserver.parent.parent), markup=False)
 
 
 @app.command()
@@ -67,7 +94,9 @@ def status(state_dir: StateDir = None) -> None:
     st = _cluster(state_dir).status()
     table = Table("component", "pid", "alive", "RSS MiB", title=f"dev cluster {st.server}")
     for name, info in st.components.items():
-        table.add_row(name, str(info["pid"]), "yes" if info["alive"] else "NO", str(info["rss_mib"]))
+        table.add_row(
+            name, str(info["pid"]), "yes" if info["alive"] else "NO", str(info["rss_mib"])
+        )
     out.print(table)
     if st.nodes:
         nodes = Table("node", "ready", "cpu", "memory", "pods")
@@ -75,8 +104,10 @@ def status(state_dir: StateDir = None) -> None:
             nodes.add_row(n["name"], n["ready"], n["cpu"], n["memory"], n["pods"])
         out.print(nodes)
     total = sum(int(i["rss_mib"]) for i in st.components.values())
-    out.print(f"running: {'yes' if st.running else 'no'}; control plane RSS {total} MiB; "
-              f"versions: " + ", ".join(f"{k} {v}" for k, v in st.versions.items()))
+    out.print(
+        f"running: {'yes' if st.running else 'no'}; control plane RSS {total} MiB; "
+        f"versions: " + ", ".join(f"{k} {v}" for k, v in st.versions.items())
+    )
     if not st.running:
         raise typer.Exit(1)
 

@@ -33,8 +33,10 @@ def main() -> None:
         err.print("aborted")
         sys.exit(130)
     except Exception as exc:  # usage errors of the CLI framework carry show() + exit_code
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
-            sys.exit(exc.exit_code)
+        code = getattr(exc, "exit_code", None)
+        show = getattr(exc, "show", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            sys.exit(code)
         raise
     sys.exit(code if isinstance(code, int) else 0)

@@ -108,7 +108,9 @@ def _lock(path: Path) -> Iterator[None]:
 
 
 def _go_command() -> str:
-    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    go = shutil.which("go") or (
+        "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
+    )
     if not go:
         raise DevClusterError(
             "Go is not installed (or not on PATH): the dev cluster builds etcd, Kubernetes and "
@@ -192,7 +194,9 @@ def _build_kubernetes(go: str, dest: Path, log: Path) -> None:
     staging = "0." + version.split(".", 1)[1]
     work = _wrapper(go, "kubernetes", log)
     try:
-        info = json.loads(_run([go, "mod", "download", "-json", f"k8s.io/kubernetes@v{version}"], work, log))
+        info = json.loads(
+            _run([go, "mod", "download", "-json", f"k8s.io/kubernetes@v{version}"], work, log)
+        )
         gomod = Path(info["GoMod"]).read_text()
         go_line = re.search(r"^go (\S+)", gomod, re.M)
         if go_line:

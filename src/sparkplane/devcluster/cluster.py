@@ -134,8 +134,11 @@ class DevCluster:
             kube = self._kube()
             for node in kube.list("v1", "Node"):
                 ready = next(
-                    (c["status"] for c in node.get("status", {}).get("conditions", [])
-                     if c["type"] == "Ready"),
+                    (
+                        c["status"]
+                        for c in node.get("status", {}).get("conditions", [])
+                        if c["type"] == "Ready"
+                    ),
                     "Unknown",
                 )
                 cap = node.get("status", {}).get("allocatable", {})
@@ -155,7 +158,11 @@ class DevCluster:
             server=self.server,
             components=comps,
             nodes=nodes,
-            versions={"kubernetes": versions.KUBERNETES, "etcd": versions.ETCD, "kwok": versions.KWOK},
+            versions={
+                "kubernetes": versions.KUBERNETES,
+                "etcd": versions.ETCD,
+                "kwok": versions.KWOK,
+            },
         )
 
     # -- commands -------------------------------------------------------------------------
@@ -237,7 +244,10 @@ class DevCluster:
         process.wait_until(
             "etcd",
             lambda: process.http_ok(f"http://127.0.0.1:{ports.etcd}/health"),
-            timeout=timeout, pid=pid, binary=binary, log=log,
+            timeout=timeout,
+            pid=pid,
+            binary=binary,
+            log=log,
         )
         progress("starting kube-apiserver")
         argv = components.apiserver_argv(bins, ports, pki, state)
@@ -246,7 +256,10 @@ class DevCluster:
         process.wait_until(
             "kube-apiserver",
             lambda: process.http_ok(f"{self.server}/readyz", ca),
-            timeout=timeout, pid=pid, binary=binary, log=log,
+            timeout=timeout,
+            pid=pid,
+            binary=binary,
+            log=log,
         )
         progress("starting kube-controller-manager and kube-scheduler")
         kcm = self._launch(
@@ -268,7 +281,10 @@ class DevCluster:
             process.wait_until(
                 name,
                 lambda port=port: process.http_ok(f"https://127.0.0.1:{port}/healthz"),  # type: ignore[misc]
-                timeout=timeout, pid=pid, binary=binary, log=log,
+                timeout=timeout,
+                pid=pid,
+                binary=binary,
+                log=log,
             )
         progress("starting kwok (simulated kubelets)")
         stages = resources.files("sparkplane.devcluster").joinpath("data/stages.yaml").read_text()
@@ -283,7 +299,10 @@ class DevCluster:
         process.wait_until(
             "kwok",
             lambda: process.http_ok(f"http://127.0.0.1:{ports.kwok}/healthz"),
-            timeout=timeout, pid=pid, binary=binary, log=log,
+            timeout=timeout,
+            pid=pid,
+            binary=binary,
+            log=log,
         )
 
     def _kube(self) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -300,11 +300,13 @@ class Kube:
         label_selector: str | None = None,
         field_selector: str | None = None,
         timeout_seconds: int = 300,
+        on_open: Callable[[Any], None] | None = None,
     ) -> Iterator[WatchEvent]:
         """Stream events after ``resource_version``; raises GoneError when it is too old.
 
         The stream ends when the server closes it (``timeout_seconds``); callers resume from
-        the last seen resourceVersion (see ``sparkplane.kube.informer``).
+        the last seen resourceVersion (see ``sparkplane.kube.informer``). ``on_open`` receives
+        the open response, so another thread can close it to stop the watch at once.
         """
         res = self.resource(api_version, kind)
         query = {
@@ -324,6 +326,8 @@ class Kube:
             timeout=timeout_seconds + 30,
             obj_text=_text(res, namespace, "*"),
         )
+        if on_open is not None:
+            on_open(resp)
         try:
             for line in resp:
                 if not line.strip():

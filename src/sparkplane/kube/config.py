@@ -75,10 +75,11 @@ def _from_kubeconfig(path: str | os.PathLike[str] | None, context: str | None) -
     if path is not None and not Path(path).is_file():
         raise ConfigError(f"kubeconfig {path} does not exist (it was named explicitly)")
     env_path = os.environ.get("KUBECONFIG")
+    file = os.fspath(path) if path is not None else None
     cfg = k8s.Configuration()
     try:
         if context is not None:
-            contexts, _ = k8s_config.list_kube_config_contexts(config_file=path)
+            contexts, _ = k8s_config.list_kube_config_contexts(config_file=file)
             names = [c["name"] for c in contexts]
             if context not in names:
                 raise ConfigError(
@@ -86,7 +87,7 @@ def _from_kubeconfig(path: str | os.PathLike[str] | None, context: str | None) -
                     f"known contexts: {', '.join(names) or 'none'}"
                 )
         k8s_config.load_kube_config(
-            config_file=str(path) if path is not None else None,
+            config_file=file,
             context=context,
             client_configuration=cfg,
         )
