@@ -289,8 +289,8 @@ class DevCluster:
         progress("starting kwok (simulated kubelets)")
         stages = resources.files("sparkplane.devcluster").joinpath("data/stages.yaml").read_text()
         driver_log, executor_log = state / "driver.log", state / "executor.log"
-        driver_log.write_text(DRIVER_LOG)
-        executor_log.write_text(EXECUTOR_LOG)
+        driver_log.write_text(_cri_log(DRIVER_LOG))
+        executor_log.write_text(_cri_log(EXECUTOR_LOG))
         kwok_cfg = state / "kwok.yaml"
         kwok_cfg.write_text(components.kwok_config(stages, driver_log, executor_log))
         pid, binary, log = self._launch(
@@ -325,6 +325,16 @@ class DevCluster:
             )
         finally:
             kube.close()
+
+
+def _cri_log(text: str) -> str:
+    """KWOK serves logs in the CRI file format: ``<RFC3339Nano> <stream> F <line>``."""
+    now = time.time()
+    lines = []
+    for i, line in enumerate(text.splitlines()):
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now + i))
+        lines.append(f"{stamp}.000000000Z stdout F {line}")
+    return "\n".join(lines) + "\n"
 
 
 def node_ready(node: dict[str, Any]) -> bool:

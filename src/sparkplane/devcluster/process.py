@@ -51,18 +51,23 @@ def start(name: str, argv: Sequence[str], log: Path) -> int:
 
 
 def alive(pid: int, binary: str) -> bool:
-    """True if ``pid`` runs and is ours (its command line names ``binary``)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    if not cmdline:  # zombie
-        return False
+    """True if ``pid`` runs and is ours (its executable or command line is ``binary``)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
     except OSError:
         return False
-    return state != "Z" and binary.encode() in cmdline.split(b"\0")[0]
+    if state in ("Z", "X"):
+        return False
+    try:
+        if os.readlink(f"/proc/{pid}/exe") == binary:
+            return True
+    except OSError:
+        pass
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return False
+    return argv0 == binary.encode() or argv0.endswith(b"/" + Path(binary).name.encode())
 
 
 def stop(pid: int, binary: str, grace: float = 10.0) -> None:
@@ -118,6 +123,12 @@ def _insecure() -> ssl.SSLContext:
     return ctx
 
 
+def _alive_after(pid: int, binary: str, delay: float = 0.3) -> bool:
+    """A second look before declaring a process dead (a /proc read can race an exec)."""
+    time.sleep(delay)
+    return alive(pid, binary)
+
+
 def tail(log: Path, lines: int = 20) -> str:
     """The last ``lines`` lines of a log file (for error messages)."""
     try:
@@ -141,7 +152,7 @@ def wait_until(
     while time.monotonic() < deadline:
         if check():
             return
-        if pid is not None and not alive(pid, binary):
+        if pid is not None and not alive(pid, binary) and not _alive_after(pid, binary):
             raise DevClusterError(
                 f"{what} exited during start-up; last lines of {log}:\n{tail(log) if log else ''}"
             )
