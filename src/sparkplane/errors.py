@@ -108,7 +108,9 @@ class SubmissionError(SparkplaneError):
 
     exit_code = 7
 
-    def __init__(self, message: str, *, rolled_back: Sequence[str] = (), leaked: Sequence[str] = ()):
+    def __init__(
+        self, message: str, *, rolled_back: Sequence[str] = (), leaked: Sequence[str] = ()
+    ):
         self.rolled_back = tuple(rolled_back)
         self.leaked = tuple(leaked)
         super().__init__(message)

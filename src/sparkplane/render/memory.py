@@ -1,0 +1,54 @@
+"""Spark's driver memory formula (reference §3.4): heap plus overhead, in MiB.
+
+Called by the basic driver step. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sparkplane.spec.quantities import memory_mib
+
+JVM_FACTOR = 0.1
+NON_JVM_FACTOR = 0.4
+MIN_OVERHEAD = "384m"
+
+
+@dataclass(frozen=True)
+class DriverMemory:
+    """The driver's heap, overhead and the factor written back to spark.properties."""
+
+    heap_mib: int
+    overhead_mib: int
+    default_factor: float
+
+    @property
+    def total_mib(self) -> int:
+        """What the container requests and is limited to."""
+        return self.heap_mib + self.overhead_mib
+
+
+def java_double(value: float) -> str:
+    """Java's ``Double.toString`` for the usual factors (0.1 → "0.1", 1 → "1.0")."""
+    return repr(float(value))
+
+
+def driver_memory(conf: Mapping[str, str], *, non_jvm: bool) -> DriverMemory:
+    """Heap = spark.driver.memory (1g); overhead = spark.driver.memoryOverhead, else
+    max(factor * heap, spark.driver.minMemoryOverhead (384m)). The default factor is 0.4
+    for Python/R unless spark.kubernetes.memoryOverheadFactor is set, else 0.1; an explicit
+    spark.driver.memoryOverheadFactor wins over it."""
+    heap = memory_mib(conf.get("spark.driver.memory", "1g"))
+    k8s_factor = conf.get("spark.kubernetes.memoryOverheadFactor")
+    if k8s_factor is not None:
+        default_factor = float(k8s_factor)
+    else:
+        default_factor = NON_JVM_FACTOR if non_jvm else JVM_FACTOR
+    factor = float(conf.get("spark.driver.memoryOverheadFactor", default_factor))
+    if "spark.driver.memoryOverhead" in conf:
+        overhead = memory_mib(conf["spark.driver.memoryOverhead"])
+    else:
+        minimum = memory_mib(conf.get("spark.driver.minMemoryOverhead", MIN_OVERHEAD))
+        overhead = max(int(factor * heap), minimum)
+    return DriverMemory(heap, overhead, default_factor)

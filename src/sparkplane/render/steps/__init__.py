@@ -1,0 +1,1 @@
+"""One module per render feature step; see ``sparkplane.render.pipeline`` for their order."""

@@ -1,0 +1,63 @@
+"""Headless driver Service step (Spark's ``DriverServiceFeatureStep``, reference §3.7).
+
+Adds the ``<prefix>-driver-svc`` Service (clusterIP None, selector = the driver's labels,
+RPC/block manager/UI ports) through which executors reach the driver, and sets
+``spark.driver.host``, ``spark.driver.port`` and ``spark.driver.blockManager.port``. Pure.
+
+Deviation: the Service also carries sparkplane's labels on every object (``spark-role``,
+``spark-app-name``, ``app-name``); Spark puts only ``spark-app-selector`` on it.
+"""
+
+from __future__ import annotations
+
+from sparkplane.render.conf import DriverConf
+from sparkplane.render.state import DriverState, Obj
+from sparkplane.render.steps.basic_driver import driver_ports
+from sparkplane.spec.conf import K8S, split_list
+
+
+def driver_service(conf: DriverConf) -> Obj:
+    """The headless Service object for the driver."""
+    meta: Obj = {
+        "name": conf.ids.driver_service_name,
+        "labels": {
+            "spark-app-selector": conf.ids.app_id,
+            **conf.prefixed(f"{K8S}.driver.service.label."),
+        },
+    }
+    annotations = conf.prefixed(f"{K8S}.driver.service.annotation.")
+    if annotations:
+        meta["annotations"] = annotations
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {
+            "clusterIP": "None",
+            "ipFamilies": split_list(conf.get(f"{K8S}.driver.service.ipFamilies") or "IPv4"),
+            "ipFamilyPolicy": conf.get(f"{K8S}.driver.service.ipFamilyPolicy") or "SingleStack",
+            "ports": [
+                {"name": name, "port": port, "targetPort": port}
+                for name, port in driver_ports(conf)
+            ],
+            "selector": conf.driver_labels(),
+        },
+    }
+
+
+class DriverServiceStep:
+    """Expose the driver to its executors."""
+
+    name = "driver-service"
+
+    def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
+        service = driver_service(conf)
+        ports = {p["name"]: str(p["port"]) for p in service["spec"]["ports"]}
+        return state.evolve(
+            resources=[service],
+            properties={
+                "spark.driver.host": f"{conf.ids.driver_service_name}.{conf.namespace}.svc",
+                "spark.driver.port": ports["driver-rpc-port"],
+                "spark.driver.blockManager.port": ports["blockmanager"],
+            },
+        )

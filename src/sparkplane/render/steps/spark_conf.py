@@ -1,0 +1,54 @@
+"""spark.properties step (what Spark's ``Client.run`` does after the feature steps, §3.6).
+
+Serialises every system property into the ConfigMap ``spark-drv-<uid>-conf-map`` (Java
+Properties format with Spark's comment header; immutable; plus the ``spark.kubernetes.namespace``
+data key Spark adds), mounts it at ``/opt/spark/conf`` as volume ``spark-conf-volume-driver``
+with explicit items (mode 420), and sets ``SPARK_CONF_DIR``. Always the last step, since it
+must see every other step's properties. Pure.
+
+Deviation: no files from the submitter's ``SPARK_CONF_DIR`` are added (rendering reads no
+local files); put such settings in sparkConf.
+"""
+
+from __future__ import annotations
+
+from sparkplane.render.conf import DriverConf
+from sparkplane.render.properties import store
+from sparkplane.render.state import DriverState, env_var, with_env, with_volumes
+
+CONF_DIR = "/opt/spark/conf"
+PROPERTIES = "spark.properties"
+VOLUME = "spark-conf-volume-driver"
+
+
+class SparkConfStep:
+    """Write spark.properties into a ConfigMap and mount it."""
+
+    name = "spark-conf"
+
+    def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
+        name = conf.ids.conf_map_name
+        text = store(
+            state.system_properties,
+            f"Java properties built from Kubernetes config map with name: {name}",
+            date=conf.ctx.submit_time,
+        )
+        config_map = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": conf.namespace},
+            "data": {PROPERTIES: text, "spark.kubernetes.namespace": conf.namespace},
+            "immutable": True,
+        }
+        volume = {
+            "configMap": {
+                "items": [{"key": PROPERTIES, "mode": 420, "path": PROPERTIES}],
+                "name": name,
+            },
+            "name": VOLUME,
+        }
+        container = with_env(state.container, [env_var("SPARK_CONF_DIR", CONF_DIR)])
+        pod, container = with_volumes(
+            state.pod, container, [volume], [{"mountPath": CONF_DIR, "name": VOLUME}]
+        )
+        return state.evolve(pod=pod, container=container, resources=[config_map])

@@ -1,0 +1,188 @@
+"""spark-submit style flags → :class:`SparkApp`.
+
+Owns the flag table: each spark-submit flag lands in the sparkConf key spark-submit itself
+would set (``--driver-memory`` → ``spark.driver.memory``, ``--jars`` → ``spark.jars``...), with
+spark-submit's precedence (an explicit flag beats the same key given with ``--conf``). Native
+extras (``--image``, ``--namespace``, ``--label k=v``...) fill the typed spec fields. The first
+positional argument is the application resource; everything after it is passed to the app.
+Called by the CLI. Pure: argv in, model out, every problem reported at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from sparkplane.errors import Problem, ValidationError
+from sparkplane.spec.models import (
+    AppMetadata,
+    RuntimeVersions,
+    SecretsSpec,
+    SparkApp,
+    SparkApplicationSpec,
+)
+from sparkplane.spec.naming import app_name_label
+
+# Flags that become one sparkConf key, exactly as spark-submit maps them.
+CONF_FLAGS: dict[str, str] = {
+    "--name": "spark.app.name",
+    "--jars": "spark.jars",
+    "--py-files": "spark.submit.pyFiles",
+    "--files": "spark.files",
+    "--archives": "spark.archives",
+    "--packages": "spark.jars.packages",
+    "--exclude-packages": "spark.jars.excludes",
+    "--repositories": "spark.jars.repositories",
+    "--driver-memory": "spark.driver.memory",
+    "--driver-cores": "spark.driver.cores",
+    "--driver-java-options": "spark.driver.extraJavaOptions",
+    "--driver-library-path": "spark.driver.extraLibraryPath",
+    "--driver-class-path": "spark.driver.extraClassPath",
+    "--executor-memory": "spark.executor.memory",
+    "--executor-cores": "spark.executor.cores",
+    "--num-executors": "spark.executor.instances",
+}
+# Native extras taking key=value pairs, by spec field.
+PAIR_FLAGS = {
+    "--label": "labels",
+    "--annotation": "annotations",
+    "--node-selector": "node_selector",
+    "--env": "env",
+    "--secret": "secret_mounts",
+    "--secret-env": "secret_env",
+}
+VALUE_FLAGS = {
+    "--class",
+    "--conf",
+    "-c",
+    "--master",
+    "--deploy-mode",
+    "--proxy-user",
+    "--image",
+    "--namespace",
+    "--service-account",
+    "--priority-class",
+    "--image-pull-policy",
+    "--spark-version",
+    *CONF_FLAGS,
+    *PAIR_FLAGS,
+}
+
+
+class _Parsed:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.conf: dict[str, str] = {}
+        self.pairs: dict[str, dict[str, str]] = {field: {} for field in PAIR_FLAGS.values()}
+        self.resource: str | None = None
+        self.app_args: list[str] = []
+        self.problems: list[Problem] = []
+
+
+def from_submit_args(argv: list[str]) -> SparkApp:
+    """Parse spark-submit style arguments into a SparkApp, or raise ValidationError."""
+    parsed = _parse(argv)
+    spec_conf = dict(parsed.conf)
+    for flag, key in CONF_FLAGS.items():
+        if flag in parsed.values:
+            spec_conf[key] = parsed.values[flag]
+    main_class = parsed.values.get("--class")
+    resource = parsed.resource
+    fields: dict[str, object] = {}
+    if resource is None:
+        if main_class is None:
+            parsed.problems.append(
+                Problem(
+                    "argv",
+                    "no application resource or --class given",
+                    "e.g. --class org.example.Main local:///app.jar",
+                )
+            )
+    elif resource.endswith(".py"):
+        fields["py_files"] = resource
+    elif resource.lower().endswith(".r"):
+        fields["spark_r_files"] = resource
+    else:
+        fields["jars"] = resource
+    deploy_mode = parsed.values.get("--deploy-mode", "cluster")
+    if deploy_mode != "cluster":
+        parsed.problems.append(
+            Problem(
+                "--deploy-mode",
+                f"deploy mode {deploy_mode!r} is not supported",
+                "sparkplane submits in cluster mode",
+            )
+        )
+    name = spec_conf.get("spark.app.name") or main_class or os.path.basename(resource or "spark")
+    spec_conf["spark.app.name"] = name
+    if parsed.problems:
+        raise ValidationError(parsed.problems, subject="spark-submit arguments")
+    version = parsed.values.get("--spark-version")
+    spec = SparkApplicationSpec(
+        main_class=main_class,
+        spark_conf=spec_conf,
+        driver_args=parsed.app_args,
+        proxy_user=parsed.values.get("--proxy-user"),
+        runtime_versions=RuntimeVersions(spark_version=version) if version else None,
+        image=parsed.values.get("--image"),
+        image_pull_policy=parsed.values.get("--image-pull-policy"),
+        service_account=parsed.values.get("--service-account"),
+        priority_class_name=parsed.values.get("--priority-class"),
+        labels=parsed.pairs["labels"],
+        annotations=parsed.pairs["annotations"],
+        node_selector=parsed.pairs["node_selector"],
+        env=parsed.pairs["env"],
+        secrets=SecretsSpec(mounts=parsed.pairs["secret_mounts"], env=parsed.pairs["secret_env"]),
+        **fields,
+    )
+    metadata = AppMetadata(
+        name=app_name_label(name) or "spark", namespace=parsed.values.get("--namespace")
+    )
+    return SparkApp(metadata=metadata, spec=spec)
+
+
+def _parse(argv: list[str]) -> _Parsed:
+    out = _Parsed()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if out.resource is not None:
+            out.app_args.append(arg)
+        elif not arg.startswith("-"):
+            out.resource = arg
+        else:
+            flag, eq, inline = arg.partition("=")
+            if flag not in VALUE_FLAGS:
+                out.problems.append(Problem(flag, "unknown option", _near(flag)))
+                if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+                    i += 1  # most spark-submit options take a value; skip it
+            elif eq:
+                _store(out, flag, inline)
+            elif i + 1 >= len(argv):
+                out.problems.append(Problem(flag, "option needs a value"))
+            else:
+                i += 1
+                _store(out, flag, argv[i])
+        i += 1
+    return out
+
+
+def _store(out: _Parsed, flag: str, value: str) -> None:
+    if flag in ("--conf", "-c") or flag in PAIR_FLAGS:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            out.problems.append(Problem(flag, f"{value!r} is not in the form key=value"))
+        elif flag in PAIR_FLAGS:
+            out.pairs[PAIR_FLAGS[flag]][key] = val
+        else:
+            out.conf[key] = val
+    else:
+        out.values[flag] = value
+
+
+def _near(flag: str) -> str:
+    import difflib
+
+    close: Callable[..., list[str]] = difflib.get_close_matches
+    match = close(flag, sorted(VALUE_FLAGS), n=1, cutoff=0.7)
+    return f"did you mean {match[0]}?" if match else "see spark-submit --help"
