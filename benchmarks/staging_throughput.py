@@ -1,0 +1,190 @@
+"""Benchmark: staging server upload + download throughput against a plain file copy.
+
+Starts ``sparkplane staging serve`` in a subprocess on 127.0.0.1, uploads a file of
+``--size-mb`` MiB with the staging client, downloads it back, and compares each direction with
+copies of the same file on the same disk (``cp`` and a 1 MiB read/write loop, both followed by
+fsync when the server fsyncs). Prints throughputs and the server's peak resident memory
+(``VmHWM`` from /proc/<pid>/status). Every timed phase starts after ``sync`` and the rounds
+interleave copies and transfers, because a VM disk's write-back makes single runs noisy.
+Targets (issue 7): >= 70% of copy throughput, < 100 MB resident.
+
+    .venv/bin/python benchmarks/staging_throughput.py --size-mb 1024
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from sparkplane.staging.client import download_bundle_async, upload_bundle_async
+from sparkplane.staging.owner import ResourceOwner
+
+MiB = 1024 * 1024
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def proc_status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return -1
+
+
+def make_source(path: Path, size_mb: int) -> None:
+    block = os.urandom(MiB)  # one random MiB, varied per block so nothing dedups or compresses
+    with open(path, "wb") as out:
+        for i in range(size_mb):
+            out.write(i.to_bytes(8, "little") + block[8:])
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(4 * MiB):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def timed_cp(src: Path, dst: Path, fsync: bool) -> float:
+    start = time.perf_counter()
+    subprocess.run(["cp", str(src), str(dst)], check=True)
+    if fsync:
+        fsync_file(dst)
+    return time.perf_counter() - start
+
+
+def timed_loop_copy(src: Path, dst: Path, fsync: bool) -> float:
+    start = time.perf_counter()
+    with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
+        while chunk := fin.read(MiB):
+            fout.write(chunk)
+        if fsync:
+            os.fsync(fout.fileno())
+    return time.perf_counter() - start
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("server did not become healthy in time")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=1024)
+    parser.add_argument("--workdir", type=Path, default=None, help="default: a temp dir")
+    parser.add_argument("--no-fsync", action="store_true", help="server and copies skip fsync")
+    parser.add_argument("--no-verify", action="store_true", help="skip the sha256 comparison")
+    parser.add_argument("--rounds", type=int, default=3, help="repeat and report medians")
+    args = parser.parse_args()
+    fsync = not args.no_fsync
+    size = args.size_mb * MiB
+
+    work = Path(tempfile.mkdtemp(prefix="staging-bench-", dir=args.workdir))
+    timings: dict[str, list[float]] = {"cp": [], "loop": [], "upload": [], "download": []}
+    try:
+        src = work / "source.bin"
+        make_source(src, args.size_mb)
+        fsync_file(src)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        command = [
+            sys.executable, "-m", "sparkplane.staging.cli", "serve",
+            "--host", "127.0.0.1", "--port", str(port),
+            "--storage-dir", str(work / "store"), "--db-path", str(work / "meta.sqlite3"),
+            "--max-bundle-mb", str(args.size_mb + 1),
+            "--fsync" if fsync else "--no-fsync",
+        ]  # fmt: skip
+        server = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        owner = ResourceOwner("bench", {"app": "staging-bench"})
+        identical = True
+        try:
+            wait_healthy(url, server)
+            idle_rss = proc_status_kb(server.pid, "VmRSS")
+            for _ in range(args.rounds):  # interleaved, so every kind sees the same disk weather
+                for kind, copy in (("cp", timed_cp), ("loop", timed_loop_copy)):
+                    os.sync()
+                    timings[kind].append(copy(src, work / "copy.bin", fsync))
+                    (work / "copy.bin").unlink()
+                os.sync()
+                start = time.perf_counter()
+                staged = asyncio.run(upload_bundle_async(url, src, owner))
+                timings["upload"].append(time.perf_counter() - start)
+                dst = work / "downloaded.bin"
+                os.sync()
+                start = time.perf_counter()
+                asyncio.run(download_bundle_async(url, staged.resource_id, staged.secret, dst))
+                if fsync:
+                    fsync_file(dst)
+                timings["download"].append(time.perf_counter() - start)
+                if not args.no_verify:
+                    identical = identical and sha256(src) == sha256(dst)
+                dst.unlink()
+                (work / "store" / f"{staged.resource_id}.bundle").unlink()
+            peak_rss = proc_status_kb(server.pid, "VmHWM")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    median = {kind: statistics.median(values) for kind, values in timings.items()}
+    best_copy = min(median["cp"], median["loop"])
+
+    def mbps(seconds: float) -> float:
+        return float(size / MiB / seconds)
+
+    def spread(kind: str) -> str:
+        return "/".join(f"{mbps(t):.0f}" for t in timings[kind])
+
+    verified = "skipped" if args.no_verify else str(identical)
+    print(f"size: {args.size_mb} MiB  fsync: {fsync}  rounds: {args.rounds}  identical: {verified}")
+    print("medians (each round's MiB/s in brackets):")
+    for kind, label in (("cp", "copy (cp)"), ("loop", "copy (1 MiB loop)")):
+        print(f"  {label:<18} {mbps(median[kind]):8.1f} MiB/s  [{spread(kind)}]")
+    for kind in ("upload", "download"):
+        ratio = best_copy / median[kind]
+        print(
+            f"  {kind:<18} {mbps(median[kind]):8.1f} MiB/s  [{spread(kind)}]  "
+            f"{ratio:6.1%} of the faster copy"
+        )
+    round_trip = best_copy * 2 / (median["upload"] + median["download"])
+    print(f"  round trip         {round_trip:6.1%} of two copies   (target >= 70%)")
+    print(f"server RSS: idle {idle_rss / 1024:.1f} MB, peak VmHWM {peak_rss / 1024:.1f} MB"
+          "   (target < 100 MB)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

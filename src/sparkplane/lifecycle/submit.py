@@ -1,0 +1,192 @@
+"""Submission: put a rendered application on the cluster, in native or operator mode.
+
+Native: render the spec (pure steps), then create the driver pod and its dependents with
+ownerReferences to the pod's uid, rolling back on any failure (``kube.ownership``).
+Template: the user's own manifests, the driver pod being the one labelled ``spark-role: driver``.
+Operator: the same spec as a ``spark.apache.org/v1`` SparkApplication.
+
+A submission id makes a submit idempotent: the names derive from it, so a retry meets the objects
+of the first attempt (AlreadyExists) and returns that application instead of starting another.
+"""
+
+from __future__ import annotations
+
+import copy
+import getpass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sparkplane.errors import AlreadyExistsError, SubmissionError
+from sparkplane.kube import Kube
+from sparkplane.kube.ownership import create_owned
+from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
+from sparkplane.lifecycle.apps import submission_label as label_value
+from sparkplane.lifecycle.ttl import TTL_KEY
+from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
+from sparkplane.spec import AppIds, SparkApp, validate
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """The outcome of a submission: how to refer to the app, and what was created."""
+
+    name: str
+    namespace: str
+    mode: Mode
+    app_id: str | None
+    driver_pod: str | None
+    objects: list[str] = field(default_factory=list)
+    existing: bool = False  # True when a submission id matched an earlier submission
+
+
+@dataclass(frozen=True)
+class SubmitOptions:
+    """What a submission adds beyond the spec."""
+
+    submission_id: str | None = None
+    ttl_seconds: int | None = None  # clean-up TTL after the app finishes (``sparkplane gc``)
+    spark_user: str | None = None
+
+
+def render_native(app: SparkApp, kube_server: str | None, opts: SubmitOptions) -> RenderedApp:
+    """Validate and render ``app`` for a native submission (pure apart from the clock)."""
+    validate(app)
+    name = app.metadata.name
+    ids = (
+        AppIds.for_submission(opts.submission_id, name) if opts.submission_id else AppIds.new(name)
+    )
+    master = f"k8s://{kube_server}" if kube_server else RenderContext().master
+    ctx = RenderContext(
+        master=master,
+        spark_user=opts.spark_user or _user(),
+        submit_time=datetime.now(UTC),
+    )
+    rendered = render(app, ids, ctx, check=False)
+    _mark(rendered.driver_pod, opts)
+    return rendered
+
+
+def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
+    """Create the app's driver pod and dependents; everything or nothing."""
+    opts = opts or SubmitOptions()
+    rendered = render_native(app, kube.api.configuration.host, opts)
+    return submit_objects(
+        kube,
+        rendered.driver_pod,
+        rendered.resources,
+        rendered.pre_resources,
+        opts,
+        app_id=rendered.app_id,
+    )
+
+
+def submit_objects(
+    kube: Kube,
+    driver: Obj,
+    dependents: list[Obj],
+    pre_resources: list[Obj] | None = None,
+    opts: SubmitOptions | None = None,
+    *,
+    app_id: str | None = None,
+) -> Submitted:
+    """Create a driver pod and its dependents (used by native and template mode)."""
+    opts = opts or SubmitOptions()
+    driver = copy.deepcopy(driver)
+    _mark(driver, opts)
+    meta = driver["metadata"]
+    namespace = meta.get("namespace") or "default"
+    try:
+        created = create_owned(
+            kube, driver, dependents, pre_resources=pre_resources, namespace=namespace
+        )
+    except SubmissionError as exc:
+        existing = _same_submission(kube, exc, driver, opts)
+        if existing is not None:
+            return existing
+        raise
+    pod = created.owner
+    labels = pod["metadata"].get("labels", {})
+    return Submitted(
+        name=native_name(pod["metadata"]["name"]),
+        namespace=namespace,
+        mode=Mode.NATIVE,
+        app_id=app_id or labels.get("spark-app-selector"),
+        driver_pod=pod["metadata"]["name"],
+        objects=[f"{o['kind']}/{o['metadata']['name']}" for o in created.objects],
+    )
+
+
+def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
+    """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
+    opts = opts or SubmitOptions()
+    validate(app)
+    cr = render_operator_cr(app)
+    meta = cr.setdefault("metadata", {})
+    namespace = meta.get("namespace") or "default"
+    meta["namespace"] = namespace
+    if opts.submission_id:
+        meta.setdefault("labels", {})[SUBMISSION_LABEL] = label_value(opts.submission_id)
+    meta.setdefault("labels", {})[MANAGED_BY] = "sparkplane"
+    try:
+        kube.create(cr, namespace)
+        existing = False
+    except AlreadyExistsError:
+        current = kube.get(cr["apiVersion"], cr["kind"], meta["name"], namespace)
+        wanted = meta.get("labels", {}).get(SUBMISSION_LABEL)
+        if not wanted or current["metadata"].get("labels", {}).get(SUBMISSION_LABEL) != wanted:
+            raise
+        existing = True
+    return Submitted(
+        name=meta["name"],
+        namespace=namespace,
+        mode=Mode.APACHE,
+        app_id=None,
+        driver_pod=None,
+        objects=[f"SparkApplication/{meta['name']}"],
+        existing=existing,
+    )
+
+
+def _mark(driver: Obj, opts: SubmitOptions) -> None:
+    meta = driver.setdefault("metadata", {})
+    labels = meta.setdefault("labels", {})
+    labels.setdefault(MANAGED_BY, "sparkplane")
+    if opts.submission_id:
+        labels[SUBMISSION_LABEL] = label_value(opts.submission_id)
+    if opts.ttl_seconds is not None:
+        meta.setdefault("annotations", {})[TTL_KEY] = str(opts.ttl_seconds)
+
+
+def _same_submission(
+    kube: Kube, exc: SubmissionError, driver: Obj, opts: SubmitOptions
+) -> Submitted | None:
+    """After a failed create: the earlier submission with the same id, if that is what we hit."""
+    if not opts.submission_id or not isinstance(exc.__cause__, AlreadyExistsError):
+        return None
+    meta = driver["metadata"]
+    namespace = meta.get("namespace") or "default"
+    current = kube.get_or_none("v1", "Pod", meta["name"], namespace)
+    if current is None:
+        return None
+    labels = current["metadata"].get("labels", {})
+    if labels.get(SUBMISSION_LABEL) != label_value(opts.submission_id):
+        return None
+    return Submitted(
+        name=native_name(meta["name"]),
+        namespace=namespace,
+        mode=Mode.NATIVE,
+        app_id=labels.get("spark-app-selector"),
+        driver_pod=meta["name"],
+        objects=[f"Pod/{meta['name']}"],
+        existing=True,
+    )
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "spark"

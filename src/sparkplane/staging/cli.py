@@ -1,0 +1,144 @@
+"""Commands of the staging area: ``sparkplane staging serve`` and ``sparkplane fetch``.
+
+The CLI root mounts :data:`staging_app` (or one built by :func:`make_staging_app` with a
+Kubernetes-backed owner checker) and :func:`fetch_command` (the init-container entry point).
+Commands only parse flags and call the server or client; no domain logic lives here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sparkplane.errors import SparkplaneError
+from sparkplane.staging.cleanup import OwnerChecker
+from sparkplane.staging.client import fetch, localize_uris
+from sparkplane.staging.settings import StagingSettings
+
+_D = StagingSettings()
+SECRET_ENV = "SPARKPLANE_STAGING_SECRET"
+
+
+def _fail(exc: SparkplaneError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(exc.exit_code)
+
+
+def make_staging_app(
+    owner_checker_factory: Callable[[], OwnerChecker] | None = None,
+) -> typer.Typer:
+    """The ``staging`` command group. ``owner_checker_factory`` builds the Kubernetes lookup
+    when the server starts; without it, downloaded bundles are never owner-cleaned."""
+    app = typer.Typer(name="staging", help="The resource staging server.", no_args_is_help=True)
+
+    @app.callback()
+    def staging() -> None:
+        """Stage local dependencies for Spark pods (see docs: resource staging server)."""
+
+    @app.command()
+    def serve(
+        *,
+        host: Annotated[str, typer.Option(help="Address to bind.")] = _D.host,
+        port: Annotated[int, typer.Option(help="TCP port.")] = _D.port,
+        storage_dir: Annotated[Path, typer.Option(help="Bundle directory.")] = _D.storage_dir,
+        db_path: Annotated[Path, typer.Option(help="SQLite metadata file.")] = _D.db_path,
+        max_bundle_mb: Annotated[int, typer.Option(help="Upload size limit (MiB).")] = (
+            _D.max_bundle_bytes // (1024 * 1024)
+        ),
+        unused_expiry: Annotated[
+            float, typer.Option(help="Seconds before a never-downloaded bundle is deleted.")
+        ] = _D.unused_expiry_seconds,
+        cleanup_interval: Annotated[
+            float, typer.Option(help="Seconds between clean-up rounds.")
+        ] = _D.cleanup_interval_seconds,
+        max_failed_attempts: Annotated[
+            int, typer.Option(help="Failed secrets per client per window before 429.")
+        ] = _D.max_failed_attempts,
+        tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate (HTTPS).")] = None,
+        tls_key: Annotated[Path | None, typer.Option(help="PEM private key (HTTPS).")] = None,
+        fsync: Annotated[
+            bool, typer.Option("--fsync/--no-fsync", help="fsync bundles before publishing.")
+        ] = _D.fsync,
+    ) -> None:
+        """Run the resource staging server until interrupted."""
+        from sparkplane.staging.server import serve as run
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+        settings = StagingSettings(
+            host=host,
+            port=port,
+            storage_dir=storage_dir,
+            db_path=db_path,
+            max_bundle_bytes=max_bundle_mb * 1024 * 1024,
+            unused_expiry_seconds=unused_expiry,
+            cleanup_interval_seconds=cleanup_interval,
+            max_failed_attempts=max_failed_attempts,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            fsync=fsync,
+        )
+        try:
+            run(settings, owner_checker_factory() if owner_checker_factory else None)
+        except SparkplaneError as exc:
+            raise _fail(exc) from exc
+
+    return app
+
+
+staging_app = make_staging_app()
+
+
+def fetch_command(
+    *,
+    dest: Annotated[Path, typer.Option(help="Directory to fill (the shared volume).")],
+    server: Annotated[
+        str | None, typer.Option(envvar="SPARKPLANE_STAGING_URL", help="Staging server base URL.")
+    ] = None,
+    resource_id: Annotated[
+        str | None, typer.Option(envvar="SPARKPLANE_STAGING_RESOURCE_ID", help="Bundle id.")
+    ] = None,
+    secret_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="SPARKPLANE_STAGING_SECRET_FILE",
+            help=f"File holding the bundle secret (a mounted Secret); or set ${SECRET_ENV}.",
+        ),
+    ] = None,
+    uri: Annotated[
+        list[str] | None, typer.Option(help="Remote http(s) dependency to download; repeatable.")
+    ] = None,
+    ca_file: Annotated[Path | None, typer.Option(help="CA bundle to trust for HTTPS.")] = None,
+    max_bytes: Annotated[int | None, typer.Option(help="Refuse bundles unpacking larger.")] = None,
+) -> None:
+    """Download a staged bundle and/or remote dependencies into DEST (init-container step)."""
+    try:
+        if server or resource_id:
+            if not (server and resource_id):
+                raise typer.BadParameter("--server and --resource-id go together")
+            if secret_file is not None:
+                secret = secret_file.read_text().strip()
+            else:
+                secret = os.environ.get(SECRET_ENV, "").strip()
+            if not secret:
+                raise typer.BadParameter(f"give --secret-file or set ${SECRET_ENV}")
+            names = fetch(server, resource_id, secret, dest, ca_file=ca_file, max_bytes=max_bytes)
+            typer.echo(f"unpacked {len(names)} entries of bundle {resource_id} into {dest}")
+        if uri:
+            localized = localize_uris(uri, dest, ca_file=ca_file)
+            for source, local in localized.items():
+                typer.echo(f"{source} -> {local}")
+    except SparkplaneError as exc:
+        raise _fail(exc) from exc
+    except OSError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+if __name__ == "__main__":  # `python -m sparkplane.staging.cli serve ...` (benchmarks)
+    sys.exit(staging_app())

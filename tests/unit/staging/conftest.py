@@ -1,0 +1,51 @@
+"""Shared helpers for the staging tests: settings in a temp dir and a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from ssl import SSLContext
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from sparkplane.staging.server import create_app
+from sparkplane.staging.settings import StagingSettings
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> StagingSettings:
+    return StagingSettings(
+        host="127.0.0.1",
+        port=0,
+        storage_dir=tmp_path / "bundles",
+        db_path=tmp_path / "meta.sqlite3",
+        fsync=False,
+        secret_hash_iterations=1000,
+        cleanup_interval_seconds=3600,
+    )
+
+
+def with_(settings: StagingSettings, **changes: Any) -> StagingSettings:
+    return replace(settings, **changes)
+
+
+@contextlib.asynccontextmanager
+async def running(app: web.Application, ssl: SSLContext | None = None) -> AsyncIterator[str]:
+    """Serve ``app`` on a real 127.0.0.1 port; yields the base URL."""
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server(ssl=ssl)
+    try:
+        yield str(server.make_url("")).rstrip("/")
+    finally:
+        await server.close()
+
+
+def serve_app(
+    settings: StagingSettings, **kwargs: Any
+) -> contextlib.AbstractAsyncContextManager[str]:
+    return running(create_app(settings, **kwargs))

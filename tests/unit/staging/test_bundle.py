@@ -1,0 +1,142 @@
+"""Packing bundles and refusing hostile archives when unpacking."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sparkplane.staging.bundle import pack_bundle, unpack_bundle
+from sparkplane.staging.errors import StagingError, UnsafeArchiveError
+
+
+def test_pack_and_unpack_round_trip(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "app.jar").write_bytes(b"PK jar bytes")
+    (src / "pkg" / "mod.py").write_text("print('hi')\n")
+    (src / "pkg" / "run.sh").write_text("#!/bin/sh\n")
+    os.chmod(src / "pkg" / "run.sh", 0o4777)  # setuid and world-writable must not survive
+    (src / "link.jar").symlink_to(src / "app.jar")  # a local symlink: contents are bundled
+    bundle = tmp_path / "b.tgz"
+    size = pack_bundle(
+        {"jars/app.jar": src / "app.jar", "jars/l.jar": src / "link.jar", "py": src / "pkg"},
+        bundle,
+    )
+    assert size == bundle.stat().st_size > 0
+    dest = tmp_path / "dest"
+    names = unpack_bundle(bundle, dest)
+    assert "jars/app.jar" in names
+    assert (dest / "jars" / "app.jar").read_bytes() == b"PK jar bytes"
+    assert (dest / "jars" / "l.jar").read_bytes() == b"PK jar bytes"
+    assert not (dest / "jars" / "l.jar").is_symlink()
+    assert (dest / "py" / "mod.py").read_text() == "print('hi')\n"
+    assert (dest / "py" / "run.sh").stat().st_mode & 0o7777 == 0o755
+
+
+def test_pack_rejects_duplicate_and_missing_entries(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("a")
+    with pytest.raises(StagingError, match="unique"):
+        pack_bundle([("x", tmp_path / "a"), ("./x", tmp_path / "a")], tmp_path / "b.tgz")
+    with pytest.raises(StagingError, match="no such file"):
+        pack_bundle({"x": tmp_path / "missing"}, tmp_path / "b.tgz")
+
+
+def _tar(*members: tuple[tarfile.TarInfo, bytes | None]) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.GNU_FORMAT) as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    buffer.seek(0)
+    return buffer
+
+
+def _file(name: str, data: bytes = b"x") -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), data
+
+
+def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info, None
+
+
+def _special(name: str, kind: bytes) -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    return info, None
+
+
+Member = tuple[tarfile.TarInfo, bytes | None]
+HOSTILE: dict[str, tuple[list[Member], str, str]] = {
+    "traversal": ([_file("ok.txt"), _file("../evil.txt")], "../evil.txt", "'..'"),
+    "nested traversal": ([_file("a/../../evil.txt")], "a/../../evil.txt", "'..'"),
+    "absolute": ([_file("/tmp/evil.txt")], "/tmp/evil.txt", "absolute"),
+    "symlink absolute": ([_link("l", "/etc")], "l", "absolute"),
+    "symlink escape": ([_link("d/l", "../../outside")], "d/l", "outside"),
+    "hardlink escape": ([_link("h", "../outside", tarfile.LNKTYPE)], "h", "'..'"),
+    "hardlink absolute": ([_link("h", "/etc/passwd", tarfile.LNKTYPE)], "h", "absolute"),
+    "char device": ([_special("null", tarfile.CHRTYPE)], "null", "device"),
+    "block device": ([_special("sda", tarfile.BLKTYPE)], "sda", "device"),
+    "fifo": ([_special("pipe", tarfile.FIFOTYPE)], "pipe", "FIFO"),
+    "links combining to escape": (
+        [_link("x", "y/.."), _link("y", ".")],
+        "x",
+        "via other links",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_archive_is_refused_naming_the_member(tmp_path: Path, case: str) -> None:
+    members, bad_member, reason = HOSTILE[case]
+    dest = tmp_path / "dest"
+    with pytest.raises(UnsafeArchiveError) as info:
+        unpack_bundle(_tar(*members), dest)
+    assert info.value.member == bad_member
+    assert reason in str(info.value)
+    assert not (tmp_path / "evil.txt").exists()
+    assert not (tmp_path / "outside").exists()
+
+
+def test_write_through_symlinked_directory_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "d").symlink_to(outside)  # e.g. left over in the shared volume
+    with pytest.raises(UnsafeArchiveError, match="outside the target") as info:
+        unpack_bundle(_tar(_file("d/evil.txt")), dest)
+    assert info.value.member == "d/evil.txt"
+    assert list(outside.iterdir()) == []
+
+
+def test_internal_links_are_allowed(tmp_path: Path) -> None:
+    archive = _tar(
+        _file("lib/a.jar", b"A"),
+        _link("current.jar", "lib/a.jar"),
+        _link("copy.jar", "lib/a.jar", tarfile.LNKTYPE),
+    )
+    dest = tmp_path / "dest"
+    unpack_bundle(archive, dest)
+    assert (dest / "current.jar").is_symlink()
+    assert (dest / "current.jar").read_bytes() == b"A"
+    assert (dest / "copy.jar").read_bytes() == b"A"
+    assert not (dest / "copy.jar").is_symlink()
+
+
+def test_size_and_member_limits(tmp_path: Path) -> None:
+    with pytest.raises(UnsafeArchiveError, match="more than 10 B"):
+        unpack_bundle(_tar(_file("big", b"x" * 11)), tmp_path / "a", max_bytes=10)
+    with pytest.raises(UnsafeArchiveError, match="more than 2 members"):
+        unpack_bundle(_tar(_file("a"), _file("b"), _file("c")), tmp_path / "b", max_members=2)
+
+
+def test_not_a_tar(tmp_path: Path) -> None:
+    with pytest.raises(StagingError, match="not a readable tar"):
+        unpack_bundle(io.BytesIO(b"definitely not a tarball" * 100), tmp_path)
