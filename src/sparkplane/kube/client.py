@@ -55,7 +55,7 @@ class Kube:
         body: Any = None,
         content_type: str | None = None,
         stream: bool = False,
-        timeout: float | None = None,
+        timeout: float | tuple[float, float | None] | None = None,
     ) -> Any:
         """Send one request; return the urllib3 response (``stream``) or the decoded JSON."""
         headers = {"Accept": "application/json"}
@@ -360,8 +360,12 @@ class Kube:
         since_seconds: int | None = None,
         tail_lines: int | None = None,
         timestamps: bool = False,
+        on_open: Callable[[Any], None] | None = None,
     ) -> Iterator[str]:
-        """Yield the log lines of a pod's container (following if asked)."""
+        """Yield the log lines of a pod's container (following if asked: no read timeout).
+
+        ``on_open`` receives the open response so another thread can end a follow early.
+        """
         res = self.resource("v1", "Pod")
         query = {
             "container": container,
@@ -378,9 +382,11 @@ class Kube:
             sub="log",
             query=query,
             stream=True,
-            timeout=None if follow else self.timeout,
+            timeout=(10.0, None) if follow else self.timeout,
             obj_text=f"Pod {namespace}/{name}",
         )
+        if on_open is not None:
+            on_open(resp)
         try:
             for line in resp:
                 yield line.decode(errors="replace").rstrip("\n")

@@ -39,11 +39,13 @@ class Informer:
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         watch_timeout: int = 240,
     ) -> None:
         self.kube = kube
         self.api_version, self.kind = api_version, kind
         self.namespace, self.label_selector = namespace, label_selector
+        self.field_selector = field_selector
         self.watch_timeout = watch_timeout
         self._store: dict[Key, dict[str, Any]] = {}
         self._lock = threading.RLock()
@@ -128,7 +130,11 @@ class Informer:
 
     def _relist(self) -> None:
         page = self.kube.list_page(
-            self.api_version, self.kind, self.namespace, label_selector=self.label_selector
+            self.api_version,
+            self.kind,
+            self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
         )
         fresh: dict[Key, dict[str, Any]] = {}
         for item in page.get("items", []):
@@ -158,6 +164,7 @@ class Informer:
             self.namespace,
             resource_version=self.resource_version,
             label_selector=self.label_selector,
+            field_selector=self.field_selector,
             timeout_seconds=self.watch_timeout,
             on_open=self._remember,
         )

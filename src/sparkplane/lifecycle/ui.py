@@ -1,0 +1,62 @@
+"""The Spark UI address of an application: from its Ingress once the load balancer has given it
+an address (the seed article's wait loop), else from its UI Service for a port-forward."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sparkplane.kube import Kube
+from sparkplane.lifecycle.apps import App
+
+Obj = dict[str, Any]
+UI_PORT = 4040
+
+
+@dataclass(frozen=True)
+class UiAddress:
+    """Where the UI is: an URL through an Ingress, or a pod and port to forward to."""
+
+    url: str | None
+    pod: str | None = None
+    port: int = UI_PORT
+    via: str = "ingress"
+
+
+def ingress_url(ingress: Obj) -> str | None:
+    """``http(s)://host/path`` of an Ingress whose load balancer address is known, else None."""
+    lb = (ingress.get("status") or {}).get("loadBalancer", {}).get("ingress") or []
+    if not lb:
+        return None
+    address = lb[0].get("hostname") or lb[0].get("ip")
+    spec = ingress.get("spec") or {}
+    rule = (spec.get("rules") or [{}])[0]
+    host = rule.get("host") or address
+    paths = (rule.get("http") or {}).get("paths") or [{}]
+    path = paths[0].get("path") or "/"
+    scheme = "https" if spec.get("tls") else "http"
+    return f"{scheme}://{host}{path}"
+
+
+def ui_address(kube: Kube, app: App, *, wait: float = 0.0, interval: float = 1.0) -> UiAddress:
+    """The UI address; waits up to ``wait`` seconds for an Ingress address to appear."""
+    deadline = time.monotonic() + wait
+    while True:
+        ingresses = (
+            kube.list(
+                "networking.k8s.io/v1",
+                "Ingress",
+                app.namespace,
+                label_selector=f"spark-app-selector={app.app_id}",
+            )
+            if app.app_id
+            else []
+        )
+        for ingress in ingresses:
+            url = ingress_url(ingress)
+            if url:
+                return UiAddress(url=url)
+        if not ingresses or time.monotonic() >= deadline:
+            return UiAddress(url=None, pod=app.driver_pod, port=UI_PORT, via="port-forward")
+        time.sleep(interval)
