@@ -32,7 +32,7 @@ from sparkplane.lifecycle import logs as _logs
 from sparkplane.lifecycle import query, ui
 from sparkplane.lifecycle.apps import App, Mode
 from sparkplane.lifecycle.model import AppPhase, AppState, is_finished
-from sparkplane.lifecycle.submit import Submitted, SubmitOptions, submit_native, submit_operator
+from sparkplane.lifecycle.submit import SubmitOptions, Submitted, submit_native, submit_operator
 from sparkplane.lifecycle.tracker import Tracker
 from sparkplane.lifecycle.ttl import TtlDecision
 from sparkplane.spec import SparkApp, load_manifest
@@ -201,8 +201,7 @@ class SparkPlane:
         unsubscribe = tracker.subscribe(changes.put)
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            for app in tracker.apps(namespace):
-                yield app
+            yield from tracker.apps(namespace)
             while deadline is None or time.monotonic() < deadline:
                 try:
                     left = None if deadline is None else max(0.0, deadline - time.monotonic())
