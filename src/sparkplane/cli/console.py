@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from typing import Any
 
 import yaml
 from rich.console import Console
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+def _width(stream: object) -> int | None:
+    """Full-width tables when piped (rich would wrap at 80 columns)."""
+    return None if getattr(stream, "isatty", lambda: False)() else 200
+
+
+out = Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 
 class Output(StrEnum):

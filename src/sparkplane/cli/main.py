@@ -6,9 +6,10 @@ import sys
 
 import typer
 
-from sparkplane.cli import devcluster
+from sparkplane.cli import apps, devcluster, submit
 from sparkplane.cli.console import err
 from sparkplane.errors import SparkplaneError
+from sparkplane.staging.cli import fetch_command, staging_app
 
 app = typer.Typer(
     name="sparkplane",
@@ -17,7 +18,19 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
+app.command(context_settings=EXTRA)(submit.render)
+app.command(context_settings=EXTRA)(submit.submit)
+app.add_typer(apps.get_app, name="get")
+app.command()(apps.wait)
+app.command()(apps.logs)
+app.command()(apps.ui)
+app.command()(apps.events)
+app.command()(apps.kill)
+app.command()(apps.gc)
 app.add_typer(devcluster.app, name="dev-cluster")
+app.add_typer(staging_app, name="staging", help="The resource staging server.")
+app.command("fetch")(fetch_command)
 
 
 def main() -> None:

@@ -23,7 +23,14 @@ from sparkplane.devcluster.pki import Pki, ensure_pki
 from sparkplane.errors import DevClusterError, NotFoundError
 
 Progress = Callable[[str], None]
-ORDER = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+ORDER = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+    "spark-ui-simulator",
+)
 
 DRIVER_LOG = """\
 INFO SparkContext: Running Spark version 4.0.1 (simulated by the sparkplane dev cluster)
@@ -292,9 +299,20 @@ class DevCluster:
         driver_log.write_text(_cri_log(DRIVER_LOG))
         executor_log.write_text(_cri_log(EXECUTOR_LOG))
         kwok_cfg = state / "kwok.yaml"
-        kwok_cfg.write_text(components.kwok_config(stages, driver_log, executor_log))
+        kwok_cfg.write_text(
+            components.kwok_config(stages, driver_log, executor_log, ports.spark_ui)
+        )
         pid, binary, log = self._launch(
             "kwok", components.kwok_argv(bins, ports, kwok_cfg, self.kubeconfig), pids
+        )
+        ui = self._launch("spark-ui-simulator", components.fake_ui_argv(ports.spark_ui), pids)
+        process.wait_until(
+            "spark-ui-simulator",
+            lambda: process.http_ok(f"http://127.0.0.1:{ports.spark_ui}/"),
+            timeout=timeout,
+            pid=ui[0],
+            binary=ui[1],
+            log=ui[2],
         )
         process.wait_until(
             "kwok",

@@ -57,6 +57,11 @@ class Ports:
     def kwok(self) -> int:
         return self.base + 5
 
+    @property
+    def spark_ui(self) -> int:
+        """The simulated Spark UI every pod's port 4040 is forwarded to."""
+        return self.base + 6
+
     def named(self) -> dict[str, int]:
         """Every port with the component that binds it (for "port in use" errors)."""
         return {
@@ -66,6 +71,7 @@ class Ports:
             "kube-controller-manager": self.controller_manager,
             "kube-scheduler": self.scheduler,
             "kwok": self.kwok,
+            "spark-ui-simulator": self.spark_ui,
         }
 
 
@@ -161,8 +167,9 @@ def scheduler_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path)
     ]
 
 
-def kwok_config(stages_yaml: str, driver_log: Path, executor_log: Path) -> str:
-    """The stages plus ClusterLogs so ``kubectl logs`` of simulated pods returns text."""
+def kwok_config(stages_yaml: str, driver_log: Path, executor_log: Path, ui_port: int) -> str:
+    """The stages, ClusterLogs (so ``kubectl logs`` of simulated pods returns text) and a
+    ClusterPortForward sending every pod's port 4040 to the simulated Spark UI."""
     logs = {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",
         "kind": "ClusterLogs",
@@ -175,7 +182,16 @@ def kwok_config(stages_yaml: str, driver_log: Path, executor_log: Path) -> str:
             ],
         },
     }
-    return stages_yaml.rstrip() + "\n---\n" + yaml.safe_dump(logs)
+    forward = {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "ClusterPortForward",
+        "metadata": {"name": "sparkplane-simulated-spark-ui"},
+        "spec": {
+            "selector": {},
+            "forwards": [{"ports": [4040], "target": {"port": ui_port, "address": "127.0.0.1"}}],
+        },
+    }
+    return "\n---\n".join([stages_yaml.rstrip(), yaml.safe_dump(logs), yaml.safe_dump(forward)])
 
 
 def kwok_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path) -> list[str]:
@@ -191,6 +207,12 @@ def kwok_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path) -> l
         f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}",
         f"--cidr={POD_CIDR}",
     ]
+
+
+def fake_ui_argv(port: int) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "sparkplane.devcluster.fakeui", str(port)]
 
 
 def kubeconfig(server: str, pki: Pki, name: str = "sparkplane-dev") -> str:

@@ -8,6 +8,7 @@ files and YAML is the caller's job, so this stays pure.
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Mapping
 from typing import Any
@@ -54,10 +55,34 @@ def load_manifest(doc: Mapping[str, Any]) -> SparkApp:
         app = SparkApp.model_validate(body)
     except pydantic.ValidationError as exc:
         problems.extend(problems_from_pydantic(exc))
+        problems.extend(_semantic_problems_without_unknown(body, exc))
         raise ValidationError(problems, subject="SparkApplication manifest") from exc
     if problems:
         raise ValidationError(problems, subject="SparkApplication manifest")
     return app
+
+
+def _semantic_problems_without_unknown(
+    body: dict[str, Any], exc: pydantic.ValidationError
+) -> list[Problem]:
+    """When only unknown fields broke parsing, drop them and report the semantic problems too,
+    so one run shows everything that is wrong."""
+    from sparkplane.spec.validate import collect_problems
+
+    errors = exc.errors()
+    if any(e["type"] != "extra_forbidden" for e in errors):
+        return []
+    trimmed = copy.deepcopy(body)
+    for err in errors:
+        *parents, last = err["loc"]
+        node: Any = trimmed
+        for part in parents:
+            node = node[part]
+        node.pop(last, None)
+    try:
+        return collect_problems(SparkApp.model_validate(trimmed))
+    except pydantic.ValidationError:
+        return []
 
 
 def problems_from_pydantic(exc: pydantic.ValidationError) -> list[Problem]:

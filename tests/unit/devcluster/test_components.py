@@ -22,7 +22,7 @@ def test_ports_derive_from_one_base_and_are_distinct():
     ports = components.Ports(20000)
     named = ports.named()
     assert named["kube-apiserver"] == 20000
-    assert len(set(named.values())) == 6
+    assert len(set(named.values())) == 7
 
 
 def test_apiserver_runs_rbac_with_default_admission_and_loopback(tmp_path: Path):
@@ -48,8 +48,8 @@ def test_stages_cover_the_documented_pod_lifecycle():
     names = {d["metadata"]["name"] for d in docs}
     assert {"sp-pod-running", "sp-pod-succeed", "sp-pod-fail", "sp-pod-delete"} <= names
     assert {"sp-node-initialize", "sp-node-heartbeat", "sp-job-pod-complete"} <= names
-    config = components.kwok_config(text, Path("/d.log"), Path("/e.log"))
-    logs = list(yaml.safe_load_all(config))[-1]
+    config = components.kwok_config(text, Path("/d.log"), Path("/e.log"), 1)
+    logs = list(yaml.safe_load_all(config))[-2]
     assert logs["kind"] == "ClusterLogs"
     assert logs["spec"]["logs"][-1]["logsFile"] == "/d.log"
 

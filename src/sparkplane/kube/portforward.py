@@ -1,0 +1,83 @@
+"""Port-forward a local TCP port to a pod port through the API server (``kubectl port-forward``).
+
+Each local connection gets its own forwarding stream; bytes are pumped both ways by two threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from kubernetes.client import CoreV1Api
+from kubernetes.stream import portforward
+
+from sparkplane.kube.client import Kube
+
+
+def _pump(src: Any, dst: Any) -> None:
+    with contextlib.suppress(OSError):
+        while data := src.recv(65536):
+            dst.sendall(data)
+    with contextlib.suppress(OSError):
+        dst.shutdown(socket.SHUT_WR)
+
+
+@contextlib.contextmanager
+def _websocket_ca(cfg: Any) -> Iterator[None]:
+    """The client's websocket layer reads the CA only from a file: when the configuration holds
+    it as data, hand it a private file just for the handshake and remove it right after."""
+    data = getattr(cfg, "ca_cert_data", None)
+    if cfg.ssl_ca_cert or not data:
+        yield
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".crt", prefix="sparkplane-ca-") as handle:
+        handle.write(data if isinstance(data, str) else data.decode())
+        handle.flush()
+        cfg.ssl_ca_cert = handle.name
+        try:
+            yield
+        finally:
+            cfg.ssl_ca_cert = None
+
+
+def open_stream(kube: Kube, pod: str, namespace: str, port: int) -> Any:
+    """A socket-like object connected to ``port`` of ``pod``."""
+    api = CoreV1Api(kube.api)
+    with _websocket_ca(kube.api.configuration):
+        pf = portforward(
+            api.connect_get_namespaced_pod_portforward, pod, namespace, ports=str(port)
+        )
+    return pf.socket(port)
+
+
+def forward(
+    kube: Kube,
+    pod: str,
+    namespace: str,
+    port: int,
+    *,
+    local_port: int = 0,
+    ready: threading.Event | None = None,
+    stop: threading.Event | None = None,
+    bound: list[int] | None = None,
+) -> None:
+    """Serve ``127.0.0.1:local_port`` until ``stop`` is set (or forever)."""
+    server = socket.create_server(("127.0.0.1", local_port))
+    server.settimeout(0.5)
+    if bound is not None:
+        bound.append(server.getsockname()[1])
+    if ready is not None:
+        ready.set()
+    with server:
+        while stop is None or not stop.is_set():
+            try:
+                client, _ = server.accept()
+            except TimeoutError:
+                continue
+            remote = open_stream(kube, pod, namespace, port)
+            threading.Thread(target=_pump, args=(client, remote), daemon=True).start()
+            threading.Thread(target=_pump, args=(remote, client), daemon=True).start()
