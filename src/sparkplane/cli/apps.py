@@ -190,7 +190,7 @@ def ui(
 
     from sparkplane.kube.portforward import forward
 
-    ready, bound = threading.Event(), []
+    ready, bound = threading.Event(), list[int]()
     thread = threading.Thread(
         target=forward,
         args=(sp.kube, address.pod, namespace, address.port),

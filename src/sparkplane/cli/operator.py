@@ -8,6 +8,7 @@ of the dev cluster. Commands only; the logic lives in ``sparkplane.operator`` an
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -137,6 +138,7 @@ def run(
         metrics_port=metrics_port,
         leader_election=leader_elect,
         lease_namespace=lease_namespace,
+        identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
     )
     scope = ", ".join(watched) if watched else "all namespaces"
