@@ -29,7 +29,9 @@ def kubeconfig() -> Iterator[Path]:
         yield Path(named)
         return
     settings = DevClusterSettings(
-        state_dir=default_cache_dir() / "test-cluster",
+        state_dir=Path(
+            os.environ.get("SPARKPLANE_TEST_STATE_DIR") or default_cache_dir() / "test-cluster"
+        ),
         port_base=int(os.environ.get("SPARKPLANE_TEST_PORT_BASE", "17443")),
     )
     cluster = DevCluster(settings)
