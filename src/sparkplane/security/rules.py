@@ -1,0 +1,295 @@
+"""The least-privilege rules of every sparkplane identity, each with the reason it exists.
+
+Owns the catalogue (:data:`POLICIES`): which API groups, resources and verbs the client, the
+Spark driver, the operator, the staging server and the clean-up CronJob need, and why. The
+objects that grant them are rendered by :mod:`sparkplane.security.rbac`; the why of every rule
+becomes a YAML comment there and a table row in docs/security.md. Pure data: no I/O.
+
+A rule is added only with a caller that needs it. No identity gets a verb on Secrets that
+answers with their data: ``get``/``list``/``watch``, and ``patch``/``update``/``delete`` whose
+answers carry the object too; an identity that may create Secrets still cannot read one back.
+The operator's rules equal those of its own install manifests (``sparkplane.operator.deploy``;
+a unit test compares them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+CORE = ""
+APPS = "apps"
+NETWORKING = "networking.k8s.io"
+EVENTS = "events.k8s.io"
+COORDINATION = "coordination.k8s.io"
+APACHE = "spark.apache.org"
+KUBEFLOW = "sparkoperator.k8s.io"
+
+READ = ("get", "list", "watch")
+
+
+class Identity(StrEnum):
+    """Who acts on the cluster; each has its own service account and rules."""
+
+    CLIENT = "client"
+    """The user-facing application (CLI or library): submit, monitor and kill apps in one
+    namespace, and read nodes."""
+    DRIVER = "driver"
+    """The Spark driver pod: creates, watches and deletes its own executors and their objects."""
+    OPERATOR = "operator"
+    """The sparkplane operator: reconciles SparkApplication/SparkCluster resources."""
+    STAGING = "staging"
+    """The staging server: asks whether a bundle's owner pods still exist."""
+    GC = "gc"
+    """The TTL clean-up CronJob (``sparkplane gc``): deletes finished driver pods."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One PolicyRule plus the reason it is granted (rendered as a comment)."""
+
+    groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    why: str
+    names: tuple[str, ...] = ()
+    """``resourceNames``: limits every verb but create, list, watch and deletecollection."""
+
+    def body(self) -> dict[str, Any]:
+        """The rule as the RBAC API spells it."""
+        out: dict[str, Any] = {"apiGroups": list(self.groups), "resources": list(self.resources)}
+        if self.names:
+            out["resourceNames"] = list(self.names)
+        out["verbs"] = list(self.verbs)
+        return out
+
+
+def rule(
+    groups: str | tuple[str, ...],
+    resources: str | tuple[str, ...],
+    verbs: tuple[str, ...],
+    why: str,
+    *,
+    names: tuple[str, ...] = (),
+) -> Rule:
+    """A :class:`Rule` from a group (or groups), a resource (or resources) and verbs."""
+    g = (groups,) if isinstance(groups, str) else groups
+    r = (resources,) if isinstance(resources, str) else resources
+    return Rule(g, r, verbs, why, names)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What one identity may do.
+
+    ``namespaced`` rules are granted in each namespace the identity works in (a Role and a
+    RoleBinding there), or everywhere (a ClusterRole and a ClusterRoleBinding) for the
+    cluster-wide variant, which only identities with ``cluster_wide_allowed`` offer.
+    ``own_namespace`` rules are always a Role in the service account's namespace (leader
+    election). ``cluster`` rules are always a ClusterRole (cluster-scoped resources).
+    """
+
+    identity: Identity
+    summary: str
+    default_service_account: str
+    namespaced: tuple[Rule, ...]
+    own_namespace: tuple[Rule, ...] = ()
+    cluster: tuple[Rule, ...] = ()
+    cluster_wide_allowed: bool = False
+
+
+CLIENT = Policy(
+    Identity.CLIENT,
+    "submit, monitor and kill Spark applications in one namespace; read nodes",
+    "sparkplane-client",
+    namespaced=(
+        rule(
+            CORE,
+            "pods",
+            ("create", "get", "list", "watch", "delete"),
+            "submit creates the driver pod; status and wait get/list/watch the driver and "
+            "executors; kill (and the rollback of a failed submit) deletes the driver, whose "
+            "dependents follow by ownerReference",
+        ),
+        rule(CORE, "pods/log", ("get",), "`sparkplane logs` reads the driver's log"),
+        rule(
+            CORE,
+            "pods/portforward",
+            ("get", "create"),
+            "`sparkplane ui` forwards the Spark UI port (SPDY clients POST = create, "
+            "WebSocket clients GET = get)",
+        ),
+        rule(
+            CORE,
+            ("configmaps", "services", "persistentvolumeclaims"),
+            ("create", "get", "list", "watch", "delete"),
+            "submit creates the driver's ConfigMaps (spark.properties, pod templates), its "
+            "headless and UI Services and on-demand PVCs, all owned by the driver pod; "
+            "delete is the rollback of a submit that failed half-way",
+        ),
+        rule(
+            CORE,
+            "secrets",
+            ("create",),
+            "submit may create Secrets owned by the driver (garbage-collected with it); no "
+            "get/list/watch/patch/update/delete: those return Secret data, so the client "
+            "cannot read any Secret, including the ones it made",
+        ),
+        rule(
+            NETWORKING,
+            "ingresses",
+            ("create", "get", "list", "watch", "delete"),
+            "the optional Spark UI Ingress (spec.sparkUI), owned by the driver pod",
+        ),
+        rule(
+            (CORE, EVENTS),
+            "events",
+            READ,
+            "status and describe show scheduling failures and preemptions from events",
+        ),
+        rule(
+            (APACHE, KUBEFLOW),
+            "sparkapplications",
+            ("create", "get", "list", "watch", "patch", "delete"),
+            "operator mode: submit creates (or server-side applies) the SparkApplication, "
+            "status reads it, kill deletes it",
+        ),
+    ),
+    cluster=(
+        rule(
+            CORE,
+            "nodes",
+            ("get", "list"),
+            "capacity checks and `describe` read node allocatable resources (as in the seed's "
+            "node-reader ClusterRole); nodes are cluster-scoped, so this needs a ClusterRole",
+        ),
+    ),
+)
+
+DRIVER = Policy(
+    Identity.DRIVER,
+    "the Spark driver: its executor pods and their Services, ConfigMaps and PVCs, nothing more",
+    "spark-driver",
+    namespaced=(
+        rule(
+            CORE,
+            "pods",
+            ("create", "get", "list", "watch", "patch", "delete", "deletecollection"),
+            "the driver reads its own pod (to own what it creates), creates executor pods, "
+            "watches or polls them, labels finished ones spark-exec-inactive (patch) when "
+            "executor.deleteOnTermination=false, and deletes them one by one or by label "
+            "selector on stop",
+        ),
+        rule(
+            CORE,
+            ("services", "configmaps", "persistentvolumeclaims"),
+            ("create", "get", "list", "watch", "delete", "deletecollection"),
+            "the executor ConfigMap (spark-exec-*-conf-map), on-demand executor PVCs (listed "
+            "again to reuse them), and the app's Services, all deleted by label on stop",
+        ),
+    ),
+)
+
+OPERATOR_LEASE = "sparkplane-operator-lock"  # the Lease its replicas elect a leader with
+
+OPERATOR = Policy(
+    Identity.OPERATOR,
+    "reconcile SparkApplications and SparkClusters and the objects that run them",
+    "sparkplane-operator",
+    namespaced=(
+        rule(
+            APACHE,
+            ("sparkapplications", "sparkclusters"),
+            (*READ, "delete"),
+            "watch the custom resources it reconciles; delete finished ones after "
+            "ttlAfterStopMillis",
+        ),
+        rule(
+            APACHE,
+            ("sparkapplications/status", "sparkclusters/status"),
+            ("get", "update", "patch"),
+            "write the state and its transition history into .status",
+        ),
+        rule(
+            CORE,
+            "pods",
+            (*READ, "create", "delete"),
+            "create drivers, follow drivers and executors, delete them on stop or retry",
+        ),
+        rule(
+            CORE,
+            ("configmaps", "services", "persistentvolumeclaims"),
+            ("get", "create", "delete"),
+            "the driver's ConfigMaps, Services and on-demand PVCs, created with the driver",
+        ),
+        rule(
+            NETWORKING,
+            "ingresses",
+            ("get", "create", "delete"),
+            "driverServiceIngressList and the UI Ingress",
+        ),
+        rule(
+            APPS,
+            "statefulsets",
+            (*READ, "create", "delete"),
+            "a SparkCluster's master and worker StatefulSets",
+        ),
+        rule(
+            CORE,
+            "events",
+            ("create", "patch"),
+            "record state transitions as events on the custom resources (patch aggregates repeats)",
+        ),
+    ),
+    own_namespace=(
+        rule(
+            COORDINATION,
+            "leases",
+            ("create",),
+            "leader election: create the Lease the first time (create cannot be limited by name)",
+        ),
+        rule(
+            COORDINATION,
+            "leases",
+            ("get", "update"),
+            "leader election: read and renew its own Lease, and no other",
+            names=(OPERATOR_LEASE,),
+        ),
+    ),
+    cluster_wide_allowed=True,
+)
+
+STAGING = Policy(
+    Identity.STAGING,
+    "the staging server: does a bundle's owner (pods matching its labels) still exist?",
+    "sparkplane-staging",
+    namespaced=(
+        rule(
+            CORE,
+            "pods",
+            ("get", "list"),
+            "the clean-up loop lists pods by the bundle's owner labels in the owner's "
+            "namespace before deleting a downloaded bundle",
+        ),
+    ),
+    cluster_wide_allowed=True,
+)
+
+GC = Policy(
+    Identity.GC,
+    "the TTL clean-up CronJob: delete finished driver pods",
+    "sparkplane-gc",
+    namespaced=(
+        rule(
+            CORE,
+            "pods",
+            ("list", "delete"),
+            "list driver pods, delete the finished ones past their TTL (Background "
+            "propagation: the garbage collector removes executors, ConfigMaps and Services)",
+        ),
+    ),
+    cluster_wide_allowed=True,
+)
+
+POLICIES: dict[Identity, Policy] = {p.identity: p for p in (CLIENT, DRIVER, OPERATOR, STAGING, GC)}
