@@ -76,7 +76,7 @@ def crds_installed(kube: Kube) -> None:
 def _served(kube: Kube, api: str) -> bool:
     try:
         kube.discovery.resolve(api, "SparkApplication")
-    except Exception:  # noqa: BLE001 - discovery catches up with the new CRD
+    except Exception:
         return False
     return True
 
