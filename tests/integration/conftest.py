@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.cluster import default_cache_dir
+from sparkplane.devcluster.cluster import default_cache_dir, node_ready
+from sparkplane.devcluster.components import node_manifest
 from sparkplane.kube import Kube, connect
 from tests.integration.helpers import delete_namespace, wait_for
 
@@ -60,3 +61,34 @@ def namespace(kube: Kube) -> Iterator[str]:
     )
     yield name
     delete_namespace(kube, name)
+
+
+@pytest.fixture
+def small_node(kube: Kube) -> Iterator[str]:
+    """A 2-CPU node only pods tolerating its taint ``sparkplane.io/<name>`` can use (other tests
+    never land on it); select it with ``kubernetes.io/hostname=<name>``."""
+    name = f"sp-small-{uuid.uuid4().hex[:6]}"
+    node = node_manifest(name, "2", "8Gi", 20)
+    node["spec"] = {"taints": [{"key": f"sparkplane.io/{name}", "effect": "NoSchedule"}]}
+    kube.create(node)
+    wait_for(lambda: node_ready(kube.get("v1", "Node", name)), timeout=60, what="node Ready")
+    yield name
+    kube.delete("v1", "Node", name)
+
+
+@pytest.fixture
+def priority_classes(kube: Kube) -> Iterator[tuple[str, str]]:
+    suffix = uuid.uuid4().hex[:6]
+    names = (f"sp-low-{suffix}", f"sp-high-{suffix}")
+    for name, value in zip(names, (100, 100000), strict=True):
+        kube.create(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            }
+        )
+    yield names
+    for name in names:
+        kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)

@@ -8,15 +8,11 @@ and RBAC refusing a namespaced identity outside its namespace.
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster.cluster import node_ready
-from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import ForbiddenError, NotFoundError
 from sparkplane.kube import Kube, connect, owner_reference
 from tests.integration.helpers import pod, wait_for
@@ -151,36 +147,6 @@ def test_orphan_propagation_keeps_dependents(kube: Kube, namespace: str):
         kube.get("v1", "ConfigMap", "conf", namespace)["metadata"]["uid"]
         == orphan["metadata"]["uid"]
     )
-
-
-@pytest.fixture
-def small_node(kube: Kube) -> Iterator[str]:
-    """A 2-CPU node only pods tolerating its taint can use (other tests never land on it)."""
-    name = f"sp-small-{uuid.uuid4().hex[:6]}"
-    node = node_manifest(name, "2", "8Gi", 20)
-    node["spec"] = {"taints": [{"key": f"sparkplane.io/{name}", "effect": "NoSchedule"}]}
-    kube.create(node)
-    wait_for(lambda: node_ready(kube.get("v1", "Node", name)), timeout=60, what="node Ready")
-    yield name
-    kube.delete("v1", "Node", name)
-
-
-@pytest.fixture
-def priority_classes(kube: Kube) -> Iterator[tuple[str, str]]:
-    suffix = uuid.uuid4().hex[:6]
-    names = (f"sp-low-{suffix}", f"sp-high-{suffix}")
-    for name, value in zip(names, (100, 100000), strict=True):
-        kube.create(
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            }
-        )
-    yield names
-    for name in names:
-        kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)
 
 
 def test_scheduler_preempts_a_lower_priority_pod_and_records_it(

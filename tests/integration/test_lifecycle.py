@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -192,41 +191,16 @@ def test_gc_deletes_only_expired_finished_drivers(sp: SparkPlane, kube: Kube, na
     assert kube.get_or_none("v1", "Pod", running.driver_pod, namespace) is not None
 
 
-@pytest.fixture
-def busy_node(kube: Kube):
-    from sparkplane.devcluster.cluster import node_ready
-    from sparkplane.devcluster.components import node_manifest
-
-    name = f"sp-pre-{uuid.uuid4().hex[:6]}"
-    node = node_manifest(name, "2", "16Gi", 20)
-    node["spec"] = {"taints": [{"key": f"sparkplane.io/{name}", "effect": "NoSchedule"}]}
-    node["metadata"]["labels"]["sparkplane.io/pool"] = name
-    kube.create(node)
-    wait_for(lambda: node_ready(kube.get("v1", "Node", name)), timeout=60, what="node Ready")
-    classes = (f"{name}-low", f"{name}-high")
-    for cls, value in zip(classes, (10, 10000), strict=True):
-        kube.create(
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": cls},
-                "value": value,
-            }
-        )
-    yield name, classes
-    for cls in classes:
-        kube.delete("scheduling.k8s.io/v1", "PriorityClass", cls)
-    kube.delete("v1", "Node", name)
-
-
-def test_higher_priority_app_preempts_a_lower_one(sp: SparkPlane, namespace: str, busy_node):
-    node, (low, high) = busy_node
+def test_higher_priority_app_preempts_a_lower_one(
+    sp: SparkPlane, namespace: str, small_node: str, priority_classes: tuple[str, str]
+):
+    node, (low, high) = small_node, priority_classes
 
     def pinned(priority: str) -> dict:
         doc = _spec(namespace, run_for="1h")
         doc["spec"]["driver"] = {"cores": 2, "memory": "1g"}
         doc["spec"]["priorityClassName"] = priority
-        doc["spec"]["nodeSelector"] = {"sparkplane.io/pool": node}
+        doc["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
         doc["spec"]["tolerations"] = [
             {"key": f"sparkplane.io/{node}", "operator": "Exists", "effect": "NoSchedule"}
         ]
