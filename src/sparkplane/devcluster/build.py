@@ -161,31 +161,28 @@ def _install(built: Path, final: Path) -> None:
     built.rename(final)
 
 
-def _build_etcd(go: str, dest: Path, log: Path) -> None:
-    work = _wrapper(go, "etcd", log)
+def _build_module(go: str, module: str, package: str, binary: str, dest: Path, log: Path) -> None:
+    """Build one binary from a module that needs no replaces (etcd's server, KWOK)."""
+    work = _wrapper(go, binary, log)
     try:
-        module = f"go.etcd.io/etcd/server/v3@v{versions.ETCD}"
         _run([go, "get", module], work, log)
         out = dest.parent / f".{dest.name}.tmp"
         out.mkdir(parents=True, exist_ok=True)
-        cmd = [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "etcd")]
-        _run([*cmd, "go.etcd.io/etcd/server/v3"], work, log)
+        cmd = [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / binary)]
+        _run([*cmd, package], work, log)
         _install(out, dest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _build_etcd(go: str, dest: Path, log: Path) -> None:
+    module = f"go.etcd.io/etcd/server/v3@v{versions.ETCD}"
+    _build_module(go, module, "go.etcd.io/etcd/server/v3", "etcd", dest, log)
 
 
 def _build_kwok(go: str, dest: Path, log: Path) -> None:
-    work = _wrapper(go, "kwok", log)
-    try:
-        _run([go, "get", f"sigs.k8s.io/kwok@v{versions.KWOK}"], work, log)
-        out = dest.parent / f".{dest.name}.tmp"
-        out.mkdir(parents=True, exist_ok=True)
-        cmd = [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "kwok")]
-        _run([*cmd, "sigs.k8s.io/kwok/cmd/kwok"], work, log)
-        _install(out, dest)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    module = f"sigs.k8s.io/kwok@v{versions.KWOK}"
+    _build_module(go, module, "sigs.k8s.io/kwok/cmd/kwok", "kwok", dest, log)
 
 
 def _build_kubernetes(go: str, dest: Path, log: Path) -> None:
