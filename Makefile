@@ -24,6 +24,7 @@ test: lint types unit integration
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/lint-imports
 
 types: $(STAMP)
 	$(BIN)/mypy

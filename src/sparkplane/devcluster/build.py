@@ -88,7 +88,7 @@ def ensure_binaries(cache_dir: Path, progress: Progress = lambda _: None) -> Bin
         if not all((dirs["kubernetes"] / b).exists() for b in versions.KUBE_BINARIES):
             progress(
                 f"building Kubernetes v{versions.KUBERNETES} control plane from Go modules "
-                "(once; 15-40 minutes on 2 cores)"
+                "(once; about 10 minutes on 2 cores)"
             )
             _build_kubernetes(go, dirs["kubernetes"], logs / "build-kubernetes.log")
     found = cached_binaries(cache_dir)
