@@ -62,6 +62,36 @@ SubmissionId = Annotated[
     ),
 ]
 OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="yaml or json.")]
+StagingServer = Annotated[
+    str | None,
+    typer.Option(
+        "--staging-server",
+        envvar="SPARKPLANE_STAGING_URL",
+        help="Resource staging server URL: local jars/files/py-files are uploaded there and "
+        "fetched by an init-container (native mode).",
+        show_default=False,
+    ),
+]
+StagingInternal = Annotated[
+    str | None,
+    typer.Option(
+        "--staging-internal-server",
+        help="The staging URL pods download from, if not --staging-server (e.g. "
+        "http://sparkplane-staging.sparkplane-system.svc:10000 while you upload via a "
+        "port-forward or an Ingress).",
+        show_default=False,
+    ),
+]
+StagingCa = Annotated[
+    Path | None,
+    typer.Option(
+        "--staging-ca-file",
+        help="CA bundle to trust for an HTTPS staging server (also given to the init-container).",
+        exists=True,
+        dir_okay=False,
+        show_default=False,
+    ),
+]
 
 
 def _objects(source: Source, mode: Mode, opts: SubmitOptions, server: str | None) -> list[Any]:
@@ -84,6 +114,9 @@ def render(
     mode: ModeOpt = Mode.NATIVE,
     submission_id: SubmissionId = None,
     output: OutputOpt = Output.yaml,
+    staging_server: StagingServer = None,
+    staging_internal_server: StagingInternal = None,
+    staging_ca_file: StagingCa = None,
 ) -> None:
     """Print the exact manifests a submission would create; nothing is created.
 
@@ -100,7 +133,12 @@ def render(
         namespace=namespace,
         submission_id=submission_id,
     )
-    opts = SubmitOptions(submission_id=submission_id)
+    opts = SubmitOptions(
+        submission_id=submission_id,
+        staging_server=staging_server,
+        staging_internal_server=staging_internal_server,
+        staging_ca_file=staging_ca_file,
+    )
     dump(_objects(source, mode, opts, None), output if output is not Output.table else Output.yaml)
 
 
@@ -125,6 +163,9 @@ def submit(
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the app finishes.")] = False,
     timeout: Annotated[float | None, typer.Option(help="Seconds for --wait.")] = None,
     output: OutputOpt = Output.yaml,
+    staging_server: StagingServer = None,
+    staging_internal_server: StagingInternal = None,
+    staging_ca_file: StagingCa = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
@@ -141,6 +182,9 @@ def submit(
     opts = SubmitOptions(
         submission_id=submission_id,
         ttl_seconds=int(parse_duration(ttl, field="--ttl").total_seconds()) if ttl else None,
+        staging_server=staging_server,
+        staging_internal_server=staging_internal_server,
+        staging_ca_file=staging_ca_file,
     )
     if dry_run:
         dump(_objects(source, mode, opts, None), output)

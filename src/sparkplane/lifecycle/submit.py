@@ -4,6 +4,8 @@ Native: render the spec (pure steps), then create the driver pod and its depende
 ownerReferences to the pod's uid, rolling back on any failure (``kube.ownership``).
 Template: the user's own manifests, the driver pod being the one labelled ``spark-role: driver``.
 Operator: the same spec as a ``spark.apache.org/v1`` SparkApplication.
+With a staging server (``SubmitOptions.staging_server``), submitter-local dependencies are
+uploaded first and fetched by an init-container (:mod:`sparkplane.lifecycle.staging`).
 
 A submission id makes a submit idempotent: the names derive from it, so a retry meets the objects
 of the first attempt (AlreadyExists) and returns that application instead of starting another.
@@ -15,6 +17,7 @@ import copy
 import getpass
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sparkplane.errors import AlreadyExistsError, SubmissionError
@@ -22,8 +25,10 @@ from sparkplane.kube import Kube
 from sparkplane.kube.ownership import create_owned
 from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
 from sparkplane.lifecycle.apps import submission_label as label_value
+from sparkplane.lifecycle.staging import StagingOptions, staged_submission
 from sparkplane.lifecycle.ttl import TTL_KEY
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
+from sparkplane.render.steps.staging import request_staging
 from sparkplane.spec import AppIds, SparkApp, validate
 
 Obj = dict[str, Any]
@@ -49,15 +54,42 @@ class SubmitOptions:
     submission_id: str | None = None
     ttl_seconds: int | None = None  # clean-up TTL after the app finishes (``sparkplane gc``)
     spark_user: str | None = None
+    staging_server: str | None = None  # resource staging server for submitter-local files
+    staging_ca_file: Path | None = None  # CA to trust for an HTTPS staging server
+    init_container_image: str | None = None  # image with `sparkplane fetch` (sparkplane:latest)
+    staging_internal_server: str | None = None  # URL pods use, if not staging_server
+    staging_base_dir: Path | None = None  # relative local paths resolve here (default: cwd)
+
+    def staging(self) -> StagingOptions | None:
+        """The staging part of these options, or None without a staging server."""
+        if not self.staging_server:
+            return None
+        return StagingOptions(
+            self.staging_server,
+            self.staging_ca_file,
+            self.init_container_image,
+            base_dir=self.staging_base_dir,
+            internal_server=self.staging_internal_server,
+        )
 
 
-def render_native(app: SparkApp, kube_server: str | None, opts: SubmitOptions) -> RenderedApp:
-    """Validate and render ``app`` for a native submission (pure apart from the clock)."""
+def render_native(
+    app: SparkApp, kube_server: str | None, opts: SubmitOptions, *, ids: AppIds | None = None
+) -> RenderedApp:
+    """Validate and render ``app`` for a native submission (pure apart from the clock).
+
+    With a staging server but no upload yet (a dry run), the init-container shows a
+    placeholder resource id."""
+    if opts.staging_server or opts.init_container_image:
+        app = request_staging(
+            app,
+            server=opts.staging_server,
+            image=opts.init_container_image,
+            ca_in_secret=opts.staging_ca_file is not None,
+            internal_server=opts.staging_internal_server,
+        )
     validate(app)
-    name = app.metadata.name
-    ids = (
-        AppIds.for_submission(opts.submission_id, name) if opts.submission_id else AppIds.new(name)
-    )
+    ids = ids or _ids(app, opts)
     master = f"k8s://{kube_server}" if kube_server else RenderContext().master
     ctx = RenderContext(
         master=master,
@@ -70,17 +102,23 @@ def render_native(app: SparkApp, kube_server: str | None, opts: SubmitOptions) -
 
 
 def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
-    """Create the app's driver pod and dependents; everything or nothing."""
+    """Create the app's driver pod and dependents; everything or nothing (with a staging
+    server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
-    rendered = render_native(app, kube.api.configuration.host, opts)
-    return submit_objects(
-        kube,
-        rendered.driver_pod,
-        rendered.resources,
-        rendered.pre_resources,
-        opts,
-        app_id=rendered.app_id,
-    )
+    ids = _ids(app, opts)
+    with staged_submission(app, ids, opts.staging()) as staged:
+        rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
+        result = submit_objects(
+            kube,
+            rendered.driver_pod,
+            [*rendered.resources, *staged.objects],
+            rendered.pre_resources,
+            opts,
+            app_id=rendered.app_id,
+        )
+        if result.existing:
+            staged.discard()  # the earlier submission runs with its own bundle
+    return result
 
 
 def submit_objects(
@@ -183,6 +221,13 @@ def _same_submission(
         objects=[f"Pod/{meta['name']}"],
         existing=True,
     )
+
+
+def _ids(app: SparkApp, opts: SubmitOptions) -> AppIds:
+    name = app.metadata.name
+    if opts.submission_id:
+        return AppIds.for_submission(opts.submission_id, name)
+    return AppIds.new(name)
 
 
 def _user() -> str:

@@ -37,6 +37,11 @@ from sparkplane.render.steps.priority_class import PriorityClassStep
 from sparkplane.render.steps.service_account import SA_KEY, ServiceAccountStep
 from sparkplane.render.steps.spark_conf import SparkConfStep
 from sparkplane.render.steps.spark_ui import SparkUIStep
+from sparkplane.render.steps.staging import (
+    StagingStep,
+    init_container_needed,
+    localize_dependencies,
+)
 from sparkplane.render.steps.volumes import VolumesStep
 from sparkplane.spec.conf import K8S, mapped_conf
 from sparkplane.spec.conf_keys import volumes, with_prefix
@@ -66,7 +71,10 @@ class RenderedApp:
 
 
 def steps_for(app: SparkApp) -> list[Step]:
-    """The steps ``app`` needs, in Spark's order followed by sparkplane's extras."""
+    """The steps ``app`` needs, in Spark's order followed by sparkplane's extras.
+
+    ``app`` is the spec after :func:`~sparkplane.render.steps.staging.localize_dependencies`
+    (``render`` does that first)."""
     conf = mapped_conf(app)
     spec = app.spec
     steps: list[Step] = [BasicDriverStep()]
@@ -79,6 +87,8 @@ def steps_for(app: SparkApp) -> list[Step]:
         steps.append(EnvSecretsStep())
     if volumes(conf, "driver"):
         steps.append(VolumesStep())
+    if init_container_needed(conf):
+        steps.append(StagingStep())
     steps.append(DriverCommandStep())
     if executor_template(app) is not None:
         steps.append(ExecutorTemplateStep())
@@ -113,6 +123,7 @@ def render(
     """
     if check:
         validate(app)
+    app = localize_dependencies(app, ids)  # staged or downloaded deps -> local:// copies
     conf = DriverConf.build(app, ids, ctx)
     state = fold(steps_for(app), initial_state(conf), conf)
     pod = clone(state.pod)

@@ -58,6 +58,9 @@ _FORBIDDEN_KEYS = {
     f"{K8S}.executor.podTemplateFile": "use spec.executorSpec.podTemplateSpec instead",
 }
 _UNIQUE_ID_LEN = 16
+# With a resource staging server, submitter-local files are uploaded and localized by an
+# init-container (sparkplane.render.steps.staging), so they are no longer an error.
+STAGING_SERVER = f"{K8S}.sparkplane.staging.server"
 
 
 class _Collector:
@@ -152,13 +155,15 @@ def _check_main(app: SparkApp, out: _Collector) -> None:
     ]
     for key in ("spark.jars", "spark.files", "spark.submit.pyFiles", "spark.archives"):
         deps.append((f"spec.sparkConf[{key}]", spec.spark_conf.get(key)))
+    staged = bool(mapped_conf(app).get(STAGING_SERVER))
     for path, value in deps:
         for uri in split_list(value):
-            if "://" not in uri or uri.startswith("file:"):
+            if ("://" not in uri or uri.startswith("file:")) and not staged:
                 out.add(
                     path,
                     f"{uri!r} is a file on the submitting machine",
-                    "use local:// for files in the image, or a remote URI (s3a://, https://)",
+                    "use local:// for files in the image, a remote URI (s3a://, https://), "
+                    "or upload it through a staging server (--staging-server URL)",
                 )
 
 

@@ -65,8 +65,20 @@ def make_staging_app(
         fsync: Annotated[
             bool, typer.Option("--fsync/--no-fsync", help="fsync bundles before publishing.")
         ] = _D.fsync,
+        kubeconfig: Annotated[
+            Path | None,
+            typer.Option(help="Kubeconfig for the owner check (deletes bundles of gone pods)."),
+        ] = None,
+        context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
+        in_cluster: Annotated[
+            bool, typer.Option("--in-cluster", help="Owner check with the pod's service account.")
+        ] = False,
     ) -> None:
-        """Run the resource staging server until interrupted."""
+        """Run the resource staging server until interrupted.
+
+        Without cluster credentials (--kubeconfig, --context or --in-cluster) downloaded
+        bundles are never deleted by the owner check; only never-downloaded ones expire.
+        """
         from sparkplane.staging.server import serve as run
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -84,11 +96,27 @@ def make_staging_app(
             fsync=fsync,
         )
         try:
-            run(settings, owner_checker_factory() if owner_checker_factory else None)
+            checker = None
+            if in_cluster or kubeconfig or context:
+                checker = kube_checker(kubeconfig, context, in_cluster=in_cluster)
+            elif owner_checker_factory:
+                checker = owner_checker_factory()
+            run(settings, checker)
         except SparkplaneError as exc:
             raise _fail(exc) from exc
 
     return app
+
+
+def kube_checker(
+    kubeconfig: Path | None, context: str | None, *, in_cluster: bool = False
+) -> OwnerChecker:
+    """A pod-list owner checker over a gateway built from cluster credentials."""
+    from sparkplane.kube import Kube, connect
+    from sparkplane.staging.kube_owner import pod_owner_checker
+
+    api = connect(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster)
+    return pod_owner_checker(Kube(api))
 
 
 staging_app = make_staging_app()

@@ -83,6 +83,22 @@ async def upload_bundle_async(
     return StagedResource(str(body["resourceId"]), str(body["resourceSecret"]))
 
 
+async def delete_bundle_async(
+    url: str, resource_id: str, secret: str, *, ca_file: Path | None = None
+) -> None:
+    """Delete bundle ``resource_id`` now (its secret proves the right to)."""
+    endpoint = f"{url.rstrip('/')}{RESOURCES_PATH}/{resource_id}"
+    headers = {"Authorization": f"Bearer {secret}"}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=_TIMEOUT) as session,
+            session.delete(endpoint, headers=headers, ssl=_ssl(ca_file)) as r,
+        ):
+            await _raise_for(r, f"delete of {endpoint}")
+    except aiohttp.ClientError as exc:
+        raise StagingClientError(f"delete of {endpoint} failed: {exc}") from exc
+
+
 def _write_all(fd: int, chunks: list[bytes]) -> None:
     for chunk in chunks:
         view = memoryview(chunk)
@@ -211,6 +227,11 @@ def upload_bundle(
 ) -> StagedResource:
     """Synchronous :func:`upload_bundle_async`."""
     return asyncio.run(upload_bundle_async(url, path, owner, ca_file=ca_file))
+
+
+def delete_bundle(url: str, resource_id: str, secret: str, *, ca_file: Path | None = None) -> None:
+    """Synchronous :func:`delete_bundle_async`."""
+    asyncio.run(delete_bundle_async(url, resource_id, secret, ca_file=ca_file))
 
 
 def fetch(

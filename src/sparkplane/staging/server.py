@@ -4,6 +4,7 @@ API (JSON errors are ``{"error": <code>, "message": <text>}``):
   ``POST /api/v0/resources``   body = the bundle bytes, streamed (Content-Length or chunked);
       owner in headers (see :mod:`sparkplane.staging.owner`) -> 201 ``{resourceId, resourceSecret}``
   ``GET /api/v0/resources/{id}`` with ``Authorization: Bearer <secret>`` -> the bytes, streamed
+  ``DELETE /api/v0/resources/{id}`` with the same secret -> 204 (a submitter's rollback)
   ``GET /healthz`` -> ``{"status": "ok"}``
 
 Started by ``sparkplane staging serve`` (:func:`serve`) and by tests (:func:`create_app`).
@@ -208,6 +209,16 @@ async def _download(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def _delete(request: web.Request) -> web.Response:
+    """Delete a bundle at once (a submission that failed after its upload); bytes first."""
+    resource_id = request.match_info["resource_id"]
+    await _authenticate(request, resource_id)
+    await asyncio.to_thread(request.app[STORE].delete, resource_id)
+    request.app[DB].delete(resource_id)
+    log.info("deleted staged bundle %s on request", resource_id)
+    return web.Response(status=204)
+
+
 async def _healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
@@ -269,6 +280,7 @@ def create_app(
     app[CHECKER] = owner_checker or _keep_everything
     app.router.add_post(RESOURCES_PATH, _upload, expect_handler=_upload_expect)
     app.router.add_get(RESOURCES_PATH + "/{resource_id}", _download)
+    app.router.add_delete(RESOURCES_PATH + "/{resource_id}", _delete)
     app.router.add_get("/healthz", _healthz)
     app.cleanup_ctx.append(_lifecycle)
     return app

@@ -1,0 +1,189 @@
+"""The submitter's side of resource staging: pack, upload, and hand the secret to the driver.
+
+Called by :func:`sparkplane.lifecycle.submit.submit_native` when a staging server is given.
+:func:`staged_submission` finds the submitter-local dependencies of a spec (paths without a
+scheme, or ``file:``), checks them, packs them into a tar.gz streamed to a temp file, uploads it
+with the owner description ``{namespace, labels: {spark-app-selector: <app id>}, type: Pod}``
+and yields the spec to render (with the resource id in its conf) plus the Secret holding the
+download secret, to be created as a dependent of the driver pod (so it goes with the driver).
+
+If the submission fails after the upload, or meets an earlier submission with the same id,
+the bundle is deleted on the server (``DELETE``, authorised by its secret); if even that fails
+the error says so: a never-downloaded bundle expires server-side (``--unused-expiry``). The
+rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparkplane.errors import Problem, SparkplaneError, SubmissionError, ValidationError
+from sparkplane.lifecycle.apps import MANAGED_BY
+from sparkplane.render.steps.staging import (
+    CA_KEY,
+    SECRET_KEY,
+    STAGING_SERVER,
+    localize_dependencies,
+    request_staging,
+    secret_name,
+)
+from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
+from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
+from sparkplane.staging.bundle import pack_bundle
+from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
+from sparkplane.staging.owner import ResourceOwner
+
+Obj = dict[str, Any]
+OWNER_LABEL = "spark-app-selector"
+
+
+@dataclass(frozen=True)
+class StagingOptions:
+    """Where and how to stage a submission's local dependencies."""
+
+    server: str
+    """Base URL of the resource staging server (``http(s)://host:port``)."""
+    ca_file: Path | None = None
+    """CA bundle to trust for an HTTPS server; also shipped to the init-container."""
+    init_image: str | None = None
+    """Image of the init-container (default ``sparkplane:latest``)."""
+    base_dir: Path | None = None
+    """Relative local paths are resolved here (default: the working directory)."""
+    internal_server: str | None = None
+    """The URL pods download from, when it differs from ``server`` (e.g. the Service DNS
+    name, while this submitter uploads through an Ingress or a port-forward)."""
+
+
+@dataclass
+class StagedUpload:
+    """The outcome of staging: the spec to render and what to create with the driver."""
+
+    app: SparkApp
+    """The spec with the staging conf (server, resource id) set."""
+    objects: list[Obj] = field(default_factory=list)
+    """The Secret with the download secret: a dependent of the driver pod."""
+    resource: StagedResource | None = None
+    """The uploaded bundle, or None when nothing was local."""
+    files: dict[str, Path] = field(default_factory=dict)
+    """Bundle member name -> the local file it came from."""
+    options: StagingOptions | None = None
+
+    def discard(self) -> str:
+        """Delete the bundle on the server (best effort); a sentence saying what happened."""
+        if self.resource is None or self.options is None:
+            return ""
+        rid = self.resource.resource_id
+        try:
+            delete_bundle(
+                self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
+            )
+        except SparkplaneError as exc:
+            return (
+                f"the staged bundle {rid} could not be deleted ({exc}); the staging server "
+                "deletes it when its unused expiry passes"
+            )
+        return f"the staged bundle {rid} was deleted"
+
+
+def local_files(app: SparkApp, base_dir: Path | None = None) -> dict[str, Path]:
+    """Bundle name -> local file for every submitter-local dependency of ``app``.
+
+    Raises :class:`ValidationError` listing every missing file, directory and name clash."""
+    base = base_dir or Path.cwd()
+    deps: list[Dependency] = [d for d in dependencies(app) if d.kind is Kind.LOCAL]
+    problems = check_names(deps)
+    files: dict[str, Path] = {}
+    for dep in deps:
+        path = (base / Path(dep.source).expanduser()).resolve()
+        if not path.exists():
+            problems.append(Problem(dep.path, f"{dep.uri!r}: no such file ({path})"))
+        elif not path.is_file():
+            problems.append(Problem(dep.path, f"{dep.uri!r} is not a regular file ({path})"))
+        elif dep.name:
+            files.setdefault(dep.name, path)
+    if problems:
+        raise ValidationError(problems, subject=f"local dependencies of {app.name!r}")
+    return files
+
+
+def staging_secret(ids: AppIds, namespace: str, secret: str, *, ca_pem: bytes | None = None) -> Obj:
+    """The Secret the init-container reads (no ownerReferences: the submitter adds them)."""
+    data = {SECRET_KEY: base64.b64encode(secret.encode()).decode()}
+    if ca_pem is not None:
+        data[CA_KEY] = base64.b64encode(ca_pem).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {
+            "name": secret_name(ids),
+            "namespace": namespace,
+            "labels": {OWNER_LABEL: ids.app_id, "spark-role": "driver", MANAGED_BY: "sparkplane"},
+        },
+        "data": data,
+    }
+
+
+def stage(app: SparkApp, ids: AppIds, options: StagingOptions) -> StagedUpload:
+    """Validate, pack and upload ``app``'s local dependencies (nothing uploaded if none)."""
+    requested = request_staging(
+        app,
+        server=options.server,
+        image=options.init_image,
+        ca_in_secret=options.ca_file is not None,
+        internal_server=options.internal_server,
+    )
+    validate(requested)
+    localize_dependencies(requested, ids)  # name clashes surface before anything is uploaded
+    files = local_files(requested, options.base_dir)
+    if not files:
+        return StagedUpload(requested, options=options)
+    namespace = mapped_conf(requested).get("spark.kubernetes.namespace") or "default"
+    owner = ResourceOwner(namespace, {OWNER_LABEL: ids.app_id})
+    ca_pem = options.ca_file.read_bytes() if options.ca_file else None
+    with tempfile.TemporaryDirectory(prefix="sparkplane-bundle-") as tmp:
+        bundle = Path(tmp) / "bundle.tar.gz"
+        pack_bundle(files, bundle)
+        resource = upload_bundle(options.server, bundle, owner, ca_file=options.ca_file)
+    return StagedUpload(
+        request_staging(requested, resource_id=resource.resource_id),
+        [staging_secret(ids, namespace, resource.secret, ca_pem=ca_pem)],
+        resource,
+        files,
+        options,
+    )
+
+
+@contextlib.contextmanager
+def staged_submission(
+    app: SparkApp, ids: AppIds, options: StagingOptions | None
+) -> Iterator[StagedUpload]:
+    """Stage ``app`` for the block; if the block fails, delete the bundle and say so.
+
+    Without ``options``, a ``spark.kubernetes.sparkplane.staging.server`` in the spec's
+    sparkConf is used the same way."""
+    if options is None:
+        server = mapped_conf(app).get(STAGING_SERVER)
+        if not server:
+            yield StagedUpload(app)
+            return
+        options = StagingOptions(server)
+    staged = stage(app, ids, options)
+    try:
+        yield staged
+    except SubmissionError as exc:
+        note = staged.discard()
+        if not note:
+            raise
+        raise SubmissionError(
+            f"{exc}; {note}", rolled_back=exc.rolled_back, leaked=exc.leaked
+        ) from exc
+    except BaseException:
+        staged.discard()
+        raise

@@ -1,0 +1,37 @@
+"""deploy/staging is generated from code and the committed files match it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from sparkplane.staging.deploy import NAME, PORT, render_files
+
+DEPLOY = Path(__file__).parents[3] / "deploy" / "staging"
+
+
+def test_committed_files_match_the_generator() -> None:
+    for name, text in render_files().items():
+        assert (DEPLOY / name).read_text() == text, f"regenerate deploy/staging/{name}"
+
+
+def test_deployment_runs_serve_with_cluster_credentials_and_only_lists_pods() -> None:
+    files = render_files()
+    objects = list(yaml.safe_load_all(files["staging.yaml"]))
+    kinds = [o["kind"] for o in objects]
+    assert kinds == ["PersistentVolumeClaim", "Deployment", "Service"]
+    deployment = objects[1]
+    pod = deployment["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["command"][:4] == ["sparkplane", "staging", "serve", "--in-cluster"]
+    assert pod["serviceAccountName"] == NAME
+    assert deployment["spec"]["replicas"] == 1
+    assert objects[2]["spec"]["ports"][0]["port"] == PORT
+    rules = [
+        rule
+        for o in yaml.safe_load_all(files["rbac.yaml"])
+        if o["kind"] in ("Role", "ClusterRole")
+        for rule in o["rules"]
+    ]
+    assert rules == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]
