@@ -7,6 +7,7 @@ import sys
 import typer
 
 from sparkplane.cli import apps, devcluster, security, submit
+from sparkplane.cli import operator as operator_cli
 from sparkplane.cli.console import err
 from sparkplane.errors import SparkplaneError
 from sparkplane.staging.cli import fetch_command, staging_app
@@ -29,6 +30,8 @@ app.command()(apps.events)
 app.command()(apps.kill)
 app.command()(apps.gc)
 app.add_typer(security.app)  # rbac, kubeconfig
+app.add_typer(operator_cli.app, name="operator")
+devcluster.app.command("simulate")(operator_cli.simulate)
 app.add_typer(devcluster.app, name="dev-cluster")
 app.add_typer(staging_app, name="staging", help="The resource staging server.")
 app.command("fetch")(fetch_command)

@@ -1,0 +1,170 @@
+"""``sparkplane operator``: install the CRDs, print the deploy manifests, run the operator.
+
+Also ``simulate`` (mounted as ``sparkplane dev-cluster simulate``): the Spark driver simulator
+of the dev cluster. Commands only; the logic lives in ``sparkplane.operator`` and
+``sparkplane.devcluster.simulator``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sparkplane.cli.console import out, progress
+from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.kube import Kube, connect
+from sparkplane.operator import deploy
+from sparkplane.operator.install import apply_objects, install_crds
+from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
+from sparkplane.operator.runner import Operator
+from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
+
+app = typer.Typer(
+    help="The spark.apache.org operator: SparkApplication and SparkCluster.",
+    no_args_is_help=True,
+)
+
+Namespaces = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace to watch (repeat for several). Default: all namespaces.",
+        show_default=False,
+    ),
+]
+
+
+@app.command()
+def install(
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    operator: Annotated[
+        bool, typer.Option("--operator/--crds-only", help="Also install RBAC and the Deployment.")
+    ] = False,
+    watch: Namespaces = None,
+    operator_namespace: Annotated[
+        str, typer.Option("--operator-namespace", help="Namespace of the in-cluster operator.")
+    ] = deploy.DEFAULT_NAMESPACE,
+    image: Annotated[str, typer.Option(help="Operator image.")] = deploy.DEFAULT_IMAGE,
+) -> None:
+    """Server-side apply the SparkApplication and SparkCluster CRDs (and, with --operator, the
+    operator: cluster-wide, or namespaced when --namespace is given)."""
+    kube = make_kube(kubeconfig, context)
+    for line in install_crds(kube):
+        out.print(f"{line} applied")
+    if operator:
+        objects = (
+            deploy.namespaced(list(watch), operator_namespace, image)
+            if watch
+            else deploy.cluster_wide(operator_namespace, image)
+        )
+        for line in apply_objects(kube, objects):
+            out.print(f"{line} applied")
+
+
+@app.command()
+def manifests(
+    write: Annotated[
+        Path | None, typer.Option("--write", help="Write the files under this deploy/ directory.")
+    ] = None,
+    watch: Namespaces = None,
+    operator_namespace: Annotated[
+        str, typer.Option("--operator-namespace", help="Namespace of the in-cluster operator.")
+    ] = deploy.DEFAULT_NAMESPACE,
+    image: Annotated[str, typer.Option(help="Operator image.")] = deploy.DEFAULT_IMAGE,
+) -> None:
+    """Print the CRDs, RBAC and Deployment as YAML (or regenerate deploy/ with --write)."""
+    if write is not None:
+        for path in deploy.write(write):
+            progress(f"wrote {path}")
+        return
+    from sparkplane.operator.crd import crds
+
+    objects = crds() + (
+        deploy.namespaced(list(watch), operator_namespace, image)
+        if watch
+        else deploy.cluster_wide(operator_namespace, image)
+    )
+    out.print(deploy.dump(objects), end="", markup=False)
+
+
+@app.command()
+def run(
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    namespace: Namespaces = None,
+    all_namespaces: Annotated[
+        bool, typer.Option("-A", "--all-namespaces", help="Watch every namespace (default).")
+    ] = False,
+    in_cluster: Annotated[
+        bool, typer.Option("--in-cluster", help="Use the pod's service account.")
+    ] = False,
+    workers: Annotated[int, typer.Option(help="Reconcile threads.")] = 8,
+    metrics_port: Annotated[
+        int | None, typer.Option("--metrics-port", help="Serve Prometheus metrics on this port.")
+    ] = None,
+    leader_elect: Annotated[
+        bool, typer.Option("--leader-elect/--no-leader-elect", help="Hold a Lease first.")
+    ] = True,
+    lease_namespace: Annotated[
+        str, typer.Option("--lease-namespace", help="Namespace of the leader-election Lease.")
+    ] = "default",
+    name: Annotated[
+        str, typer.Option("--name", help="Operator name (value of the spark.operator/name label).")
+    ] = DEFAULT_OPERATOR_NAME,
+    install_crds_first: Annotated[
+        bool, typer.Option("--install-crds", help="Apply the CRDs before starting.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
+) -> None:
+    """Run the operator in this process until interrupted."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    kube = Kube(connect(in_cluster=True)) if in_cluster else make_kube(kubeconfig, context)
+    if install_crds_first:
+        install_crds(kube)
+    watched = () if all_namespaces or not namespace else tuple(namespace)
+    settings = OperatorSettings(
+        namespaces=watched,
+        workers=workers,
+        metrics_port=metrics_port,
+        leader_election=leader_elect,
+        lease_namespace=lease_namespace,
+        identity=os.environ.get("POD_NAME", ""),
+        reconcile=ReconcileSettings(operator_name=name),
+    )
+    scope = ", ".join(watched) if watched else "all namespaces"
+    progress(f"operator {name} watching {scope} with {workers} workers")
+    Operator(kube, settings).run_forever()
+
+
+def simulate(
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    namespace: Annotated[
+        str | None, typer.Option("-n", "--namespace", help="Only this namespace (default: all).")
+    ] = None,
+) -> None:
+    """SIMULATOR: create executor pods for running driver pods, as a Spark driver would.
+
+    For the dev cluster only (KWOK runs no containers). Runs until interrupted.
+    """
+    from sparkplane.devcluster.simulator import DriverSimulator
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    sim = DriverSimulator(make_kube(kubeconfig, context), namespace).start()
+    progress(f"simulating Spark drivers in {namespace or 'all namespaces'} (Ctrl-C stops)")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()

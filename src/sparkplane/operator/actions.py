@@ -1,0 +1,212 @@
+"""Carry out a Decision's actions through the gateway, idempotently.
+
+Owns the I/O half of each action: creating an attempt's objects (AlreadyExists counts as done, so
+a reconcile repeated after a crash never makes a second driver, but a driver pod of that name that
+belongs to another attempt is waited for, never adopted), deleting objects (NotFound counts as
+done), deleting the custom resource behind a uid precondition, and the Kubernetes Events that
+record each transition (posted from a small thread pool so a slow Event never slows a reconcile).
+
+Errors are sorted in two: :class:`CreateRejected` (the API refused the objects: invalid, forbidden,
+over quota; the reconciler turns it into ``SchedulingFailure``) and everything else, which the
+runner retries with backoff. Called by the runner only.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from datetime import datetime
+from typing import Any
+
+from sparkplane.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    KubeError,
+    NotFoundError,
+    SparkplaneError,
+)
+from sparkplane.kube import Kube
+from sparkplane.lifecycle.pods import format_time
+from sparkplane.operator.decision import (
+    Action,
+    CreateResources,
+    DeleteCustomResource,
+    DeleteResources,
+    Transition,
+)
+
+log = logging.getLogger(__name__)
+_REJECTED_CODES = frozenset({400, 403, 404, 422})
+
+
+class CreateRejected(SparkplaneError):
+    """The API server refused to create an attempt's objects; retrying will not help."""
+
+
+class DriverNameTaken(KubeError):
+    """A driver pod with this attempt's name exists but belongs to something else (retry later)."""
+
+
+def run(kube: Kube, actions: tuple[Action, ...], pool: Executor | None = None) -> None:
+    """Execute ``actions`` in order (raises CreateRejected or a retryable error).
+
+    With a ``pool``, the independent requests of one action go out in parallel: the objects the
+    driver pod mounts (then the pod), and the deletions of an attempt.
+    """
+    for action in actions:
+        if isinstance(action, CreateResources):
+            create(kube, action, pool)
+        elif isinstance(action, DeleteResources):
+            delete(kube, action, pool)
+        elif isinstance(action, DeleteCustomResource):
+            delete_custom_resource(kube, action)
+
+
+def _each(pool: Executor | None, fn: Callable[[Any], None], items: list[Any]) -> None:
+    if pool is None or len(items) < 2:
+        for item in items:
+            fn(item)
+        return
+    for future in [pool.submit(fn, item) for item in items]:
+        future.result()  # re-raises the first error
+
+
+def create(kube: Kube, action: CreateResources, pool: Executor | None = None) -> None:
+    def one(obj: dict[str, Any]) -> None:
+        try:
+            kube.create(obj, namespace=action.namespace)
+        except AlreadyExistsError:
+            if obj.get("kind") == "Pod":
+                _check_same_attempt(kube, obj, action)
+        except ConflictError:
+            raise
+        except KubeError as exc:
+            if exc.code in _REJECTED_CODES:
+                raise CreateRejected(str(exc)) from exc
+            raise
+
+    pods = [o for o in action.objects if o.get("kind") == "Pod"]
+    _each(pool, one, [o for o in action.objects if o.get("kind") != "Pod"])
+    for pod in pods:  # last: it mounts the others
+        one(pod)
+
+
+def _check_same_attempt(kube: Kube, obj: Mapping[str, Any], action: CreateResources) -> None:
+    name = obj["metadata"]["name"]
+    found = kube.get_or_none("v1", "Pod", name, action.namespace)
+    if found is None:
+        raise DriverNameTaken(f"Pod {action.namespace}/{name} is being deleted; retrying")
+    labels = (found.get("metadata") or {}).get("labels") or {}
+    owners = {r.get("uid") for r in (found.get("metadata") or {}).get("ownerReferences") or []}
+    wanted = {r.get("uid") for r in obj["metadata"].get("ownerReferences") or []}
+    if labels.get("spark-app-selector") != action.app_id or not owners & wanted:
+        raise DriverNameTaken(
+            f"Pod {action.namespace}/{name} exists and belongs to another application or attempt"
+        )
+
+
+def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) -> None:
+    def one(ref: tuple[str, str, str]) -> None:
+        api_version, kind, name = ref
+        try:
+            kube.delete(
+                api_version,
+                kind,
+                name,
+                action.namespace,
+                grace_period_seconds=action.grace_period_seconds if kind == "Pod" else None,
+            )
+        except NotFoundError:
+            pass
+
+    _each(pool, one, list(action.refs))
+
+
+def delete_custom_resource(kube: Kube, action: DeleteCustomResource) -> None:
+    try:
+        kube.delete(action.api_version, action.kind, action.name, action.namespace, uid=action.uid)
+    except (NotFoundError, ConflictError):  # gone, or replaced by a new object of that name
+        pass
+
+
+def event_for(
+    obj: Mapping[str, Any], transition: Transition, component: str, instance: str
+) -> dict[str, Any]:
+    """A core/v1 Event about ``obj`` recording ``transition``."""
+    meta = obj["metadata"]
+    when = format_time(transition.at)
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+        "involvedObject": {
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta.get("uid"),
+        },
+        "reason": str(transition.dst),
+        "message": transition.message or str(transition.dst),
+        "type": "Warning" if transition.warning else "Normal",
+        "source": {"component": component},
+        "reportingComponent": component,
+        "reportingInstance": instance,
+        "firstTimestamp": when,
+        "lastTimestamp": when,
+        "count": 1,
+    }
+
+
+class EventRecorder:
+    """Posts Events from background threads; drops (and logs) them when the queue is full."""
+
+    def __init__(self, kube: Kube, component: str, instance: str, *, workers: int = 2) -> None:
+        self.kube, self.component, self.instance = kube, component, instance
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=20000)
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"events-{i}", daemon=True)
+            for i in range(max(workers, 1))
+        ]
+        self.posted = 0
+        self.failed = 0
+
+    def start(self) -> EventRecorder:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def record(self, obj: Mapping[str, Any], transition: Transition) -> None:
+        try:
+            self._queue.put_nowait(event_for(obj, transition, self.component, self.instance))
+        except queue.Full:
+            self.failed += 1
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until queued events are posted (tests and shutdown)."""
+        deadline = datetime.now().timestamp() + timeout
+        while self._queue.unfinished_tasks and datetime.now().timestamp() < deadline:
+            threading.Event().wait(0.05)
+
+    def stop(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while True:
+            event = self._queue.get()
+            try:
+                if event is None:
+                    return
+                self.kube.create(event)
+                self.posted += 1
+            except Exception as exc:  # an Event is best effort
+                self.failed += 1
+                log.debug("could not post event: %s", exc)
+            finally:
+                self._queue.task_done()

@@ -1,0 +1,86 @@
+"""The typed result of a reconcile: status to write, actions to take, when to come back.
+
+Owns :class:`Decision`, the actions (:class:`CreateResources`, :class:`DeleteResources`,
+:class:`DeleteCustomResource`) and :class:`Transition` (one state change, which the runner turns
+into a Kubernetes Event and a metric). The pure reconcilers return these; the runner executes
+the actions first, then writes the status, then records the transitions. Pure data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Transition:
+    """``src`` → ``dst`` at ``at``; ``seconds`` spent in ``src`` (None for the first state)."""
+
+    src: str | None
+    dst: str
+    message: str
+    at: datetime
+    seconds: float | None = None
+    warning: bool = False
+
+
+@dataclass(frozen=True)
+class CreateResources:
+    """Create ``objects`` in order; AlreadyExists is success (the names are deterministic).
+
+    ``app_id`` identifies the attempt: an existing driver pod with another ``spark-app-selector``
+    is a leftover of something else, and creation must wait for it to go.
+    """
+
+    namespace: str
+    objects: tuple[Obj, ...]
+    app_id: str
+
+
+@dataclass(frozen=True)
+class DeleteResources:
+    """Delete ``refs`` (apiVersion, kind, name) in ``namespace``; NotFound is success.
+
+    ``grace_period_seconds`` 0 forces the deletion (after forceTerminationGracePeriodMillis).
+    """
+
+    namespace: str
+    refs: tuple[tuple[str, str, str], ...]
+    grace_period_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class DeleteCustomResource:
+    """Delete the custom resource itself (``ttlAfterStopMillis``); its uid guards the delete."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+
+
+Action = CreateResources | DeleteResources | DeleteCustomResource
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one reconcile decided.
+
+    ``status`` is the whole new ``.status`` (None: leave it as it is). ``check_driver`` names a
+    driver pod the cache does not hold: the runner reads it live and decides again (so a cache
+    lag never fails a live app). ``requeue_after`` in seconds (None: wait for a change).
+    """
+
+    status: Obj | None = None
+    actions: tuple[Action, ...] = ()
+    transitions: tuple[Transition, ...] = field(default_factory=tuple)
+    requeue_after: float | None = None
+    check_driver: str | None = None
+
+    @property
+    def creates(self) -> bool:
+        return any(isinstance(a, CreateResources) for a in self.actions)

@@ -1,0 +1,142 @@
+"""What the reconciler observes about one attempt: its driver pod and its executors.
+
+Owns :class:`Observed` (the pods the runner found for a SparkApplication, plus facts the runner
+checked for it) and the readings the state machine needs: has the driver started, is it Ready,
+has it ended and how (``Succeeded``, ``Failed``, evicted or preempted → ``DriverEvicted``), and
+how many executors are Ready. A deleted driver pod arrives as a *tombstone* (its last state,
+from the watch's DELETED event), so a preempted driver that KWOK or the kubelet removed at once is
+still recognised as evicted.
+
+Called by :mod:`sparkplane.operator.reconciler`. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkplane.lifecycle.pods import condition
+from sparkplane.lifecycle.state import AppPhase, Reason, classify_driver_pod
+from sparkplane.operator.states import AppStateSummary
+
+Obj = Mapping[str, Any]
+_EVICTIONS = frozenset({Reason.PREEMPTED, Reason.EVICTED, Reason.NODE_LOST})
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Pods of one SparkApplication as the runner saw them.
+
+    ``pods``: live driver pods owned by the CR (any attempt) and executor pods of the current
+    attempt. ``tombstones``: last states of deleted driver pods. ``driver_absent``: the runner
+    confirmed with a live read that the current driver does not exist (the cache alone is never
+    trusted for that). ``create_error``: creating this attempt's resources failed for good.
+    ``templates``: role → pod template the runner loaded from a ``podTemplateFile``.
+    """
+
+    pods: tuple[Obj, ...] = ()
+    tombstones: tuple[Obj, ...] = ()
+    driver_absent: bool = False
+    create_error: str | None = None
+    templates: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _labels(pod: Obj) -> Mapping[str, str]:
+    return (pod.get("metadata") or {}).get("labels") or {}
+
+
+def _role(pod: Obj) -> str:
+    return str(_labels(pod).get("spark-role", ""))
+
+
+def _app_id(pod: Obj) -> str:
+    return str(_labels(pod).get("spark-app-selector", ""))
+
+
+@dataclass(frozen=True)
+class DriverView:
+    """The current attempt's driver pod (``pod`` None: not seen) and whether it was deleted."""
+
+    pod: Obj | None
+    deleted: bool = False
+
+    @property
+    def exists(self) -> bool:
+        return self.pod is not None and not self.deleted
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return dict((self.pod or {}).get("status") or {})
+
+    @property
+    def phase(self) -> str:
+        return str(self.status.get("phase") or "Pending")
+
+    @property
+    def finished(self) -> bool:
+        """The pod's containers stopped (or the pod is gone): nothing left to stop."""
+        return self.pod is None or self.deleted or self.phase in ("Succeeded", "Failed")
+
+    @property
+    def started(self) -> bool:
+        return self.exists and self.phase == "Running"
+
+    @property
+    def ready(self) -> bool:
+        cond = condition(self.pod, "Ready") if self.pod else None
+        return self.started and bool(cond) and (cond or {}).get("status") == "True"
+
+    def ended(self) -> tuple[AppStateSummary, str] | None:
+        """The stopping state the driver's end implies, with a message, or None if it runs."""
+        if self.pod is None:
+            return None
+        if not self.deleted and self.phase not in ("Succeeded", "Failed"):
+            state = classify_driver_pod(self.pod)
+            if state.reason in _EVICTIONS:  # disrupted, deletion pending
+                return AppStateSummary.DRIVER_EVICTED, state.message or str(state.reason)
+            return None
+        state = classify_driver_pod(self.pod)
+        if self.phase == "Succeeded" or state.phase is AppPhase.SUCCEEDED:
+            return AppStateSummary.SUCCEEDED, "Driver completed successfully"
+        if state.reason in _EVICTIONS:
+            return AppStateSummary.DRIVER_EVICTED, state.message or str(state.reason)
+        if self.deleted and self.phase not in ("Succeeded", "Failed"):
+            return AppStateSummary.FAILED, "Driver pod was deleted before it finished"
+        detail = f" ({state.reason}: {state.message})" if state.reason else ""
+        return AppStateSummary.FAILED, f"Driver failed{detail}".rstrip()
+
+
+def driver_view(observed: Observed, app_id: str) -> DriverView:
+    """The driver of the attempt whose app ID is ``app_id`` (live pods win over tombstones)."""
+    for pod in observed.pods:
+        if _role(pod) == "driver" and _app_id(pod) == app_id:
+            return DriverView(pod)
+    for pod in observed.tombstones:
+        if _role(pod) == "driver" and _app_id(pod) == app_id:
+            return DriverView(pod, deleted=True)
+    return DriverView(None)
+
+
+def ready_executors(observed: Observed, app_id: str, driver: DriverView) -> int:
+    """Executors of ``app_id`` that are Running and Ready, owned by the current driver pod."""
+    driver_uid = ((driver.pod or {}).get("metadata") or {}).get("uid")
+    count = 0
+    for pod in observed.pods:
+        if _role(pod) != "executor" or _app_id(pod) != app_id:
+            continue
+        meta = pod.get("metadata") or {}
+        owners = {r.get("uid") for r in meta.get("ownerReferences") or []}
+        if driver_uid and owners and driver_uid not in owners:
+            continue
+        if meta.get("deletionTimestamp"):
+            continue
+        ready = condition(pod, "Ready")
+        phase = (pod.get("status") or {}).get("phase")
+        if phase == "Running" and ready and ready.get("status") == "True":
+            count += 1
+    return count
+
+
+def pods_of(observed: Observed, role: str) -> Sequence[Obj]:
+    return [p for p in observed.pods if _role(p) == role]

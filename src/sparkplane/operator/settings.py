@@ -1,0 +1,61 @@
+"""Settings of the operator, every one documented with its default.
+
+Owns :class:`ReconcileSettings` (what the pure reconcilers read) and :class:`OperatorSettings`
+(what the runner reads: namespaces, workers, leader election, metrics). The CLI builds them from
+flags; tests build them directly with short periods. Pure data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
+
+
+@dataclass(frozen=True)
+class ReconcileSettings:
+    """Inputs of ``decide`` besides the observed objects.
+
+    ``operator_name``: value of the ``spark.operator/name`` label (default
+    ``spark-kubernetes-operator``, like Apache's). ``trim_history``: at a restart move the old
+    attempt's history into ``previousAttemptSummary`` (Apache's default, true).
+    ``missing_driver_grace_seconds``: after requesting a driver, how long a pod absent from the
+    cache is assumed to be on its way before a live read is asked for (default 5).
+    """
+
+    operator_name: str = DEFAULT_OPERATOR_NAME
+    trim_history: bool = True
+    missing_driver_grace_seconds: float = 5.0
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """How the operator process runs.
+
+    ``namespaces``: watched namespaces; empty = all namespaces (default).
+    ``workers``: reconcile threads (default 8). ``event_workers``: threads posting Kubernetes
+    Events (default 2). ``leader_election``: hold a coordination.k8s.io Lease before reconciling
+    (default True); ``lease_name``/``lease_namespace`` name it (default
+    ``sparkplane-operator-lock`` in ``default``); ``lease_seconds`` (15), ``renew_seconds`` (5).
+    ``identity``: this replica's holder identity (default: hostname + random suffix).
+    ``metrics_port``: Prometheus endpoint port (None = no endpoint; default None).
+    ``base_retry_seconds``/``max_retry_seconds``: per-key exponential requeue after errors
+    (0.05 → 60). ``resync_seconds``: every resource is reconciled again at least this often
+    (default 300). ``reconcile_clusters``: also reconcile SparkClusters (default True).
+    """
+
+    namespaces: tuple[str, ...] = ()
+    workers: int = 8
+    event_workers: int = 2
+    leader_election: bool = True
+    lease_name: str = "sparkplane-operator-lock"
+    lease_namespace: str = "default"
+    lease_seconds: float = 15.0
+    renew_seconds: float = 5.0
+    identity: str = ""
+    metrics_port: int | None = None
+    base_retry_seconds: float = 0.05
+    max_retry_seconds: float = 60.0
+    resync_seconds: float = 300.0
+    reconcile_clusters: bool = True
+    reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
