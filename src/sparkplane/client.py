@@ -121,12 +121,21 @@ class SparkPlane:
         mode: Mode | str = Mode.NATIVE,
         submission_id: str | None = None,
         ttl: timedelta | None = None,
+        staging_server: str | None = None,
+        staging_base_dir: str | os.PathLike[str] | None = None,
     ) -> Submitted:
-        """Submit natively (driver pod + owned dependents) or as a SparkApplication resource."""
+        """Submit natively (driver pod + owned dependents) or as a SparkApplication resource.
+
+        Local files the spec names are uploaded to ``staging_server`` and fetched by
+        init-containers (relative paths resolve against ``staging_base_dir``, default: the
+        current directory, as with spark-submit).
+        """
         app = self.load(source)
         opts = SubmitOptions(
             submission_id=submission_id,
             ttl_seconds=int(ttl.total_seconds()) if ttl is not None else None,
+            staging_server=staging_server,
+            staging_base_dir=Path(staging_base_dir) if staging_base_dir else None,
         )
         if Mode(mode) is Mode.NATIVE:
             return submit_native(self.kube, app, opts)
