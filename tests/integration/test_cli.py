@@ -21,8 +21,21 @@ PI = ROOT / "examples" / "spark-pi.yaml"
 JAR = "local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar"
 
 
-def run(kubeconfig: Path, *args: str, check: int | None = 0, timeout: float = 120):
-    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+def run(
+    kubeconfig: Path | None,
+    *args: str,
+    check: int | None = 0,
+    timeout: float = 120,
+    env_extra: dict[str, str] | None = None,
+):
+    env = (
+        dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+        if kubeconfig
+        else {
+            k: v for k, v in os.environ.items() if k not in ("SPARKPLANE_KUBECONFIG", "KUBECONFIG")
+        }
+    )
+    env.update(env_extra or {})
     proc = subprocess.run(
         [sys.executable, "-m", "sparkplane.cli", *args],
         capture_output=True,
@@ -181,7 +194,21 @@ def test_submit_template_with_set(kubeconfig, kube: Kube, namespace):
     assert owned, "the template's ConfigMap is owned by the driver"
 
 
-def test_gc_dry_run_then_delete_and_cronjob(kubeconfig, kube: Kube, namespace, tmp_path):
+def test_gc_dry_run_then_delete_as_the_cronjob_identity(
+    kubeconfig, kube: Kube, namespace, tmp_path
+):
+    bundle = list(
+        yaml.safe_load_all(
+            run(kubeconfig, "gc", "--cronjob", "-n", namespace, "--older-than", "2h").stdout
+        )
+    )
+    assert [o["kind"] for o in bundle] == ["ServiceAccount", "Role", "RoleBinding", "CronJob"]
+    created = [kube.create(o, namespace) for o in bundle]  # the API server accepts them all
+    pod_spec = created[-1]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod_spec["containers"][0]["args"][-3:] == ["--older-than", "2h", "--in-cluster"]
+    account = created[0]["metadata"]["name"]
+    assert pod_spec["serviceAccountName"] == account
+
     name = run(
         kubeconfig,
         "submit",
@@ -199,19 +226,30 @@ def test_gc_dry_run_then_delete_and_cronjob(kubeconfig, kube: Kube, namespace, t
     dry = run(kubeconfig, "gc", "-n", namespace, "--dry-run")
     assert "would delete" in dry.stdout
     assert kube.get_or_none("v1", "Pod", f"{name}-driver", namespace) is not None
-    run(kubeconfig, "gc", "-n", namespace)
+
+    # run the clean-up as the CronJob would: only the gc service account's rights
+    token = kube.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        body={
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 600},
+        },
+    )["status"]["token"]
+    as_gc = {
+        "APISERVER": kube.api.configuration.host,
+        "TOKEN": token,
+        "CACERT": kube.api.configuration.ca_cert_data,
+    }
+    run(None, "gc", "-n", namespace, env_extra=as_gc)
     wait_for(
         lambda: kube.get_or_none("v1", "Pod", f"{name}-driver", namespace) is None,
         timeout=30,
         what="driver deleted by gc",
     )
-    cron = yaml.safe_load(
-        run(kubeconfig, "gc", "--cronjob", "-n", namespace, "--older-than", "2h").stdout
-    )
-    created = kube.create(cron, namespace)  # the API server accepts the manifest
-    assert created["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"][
-        -3:
-    ] == ["--older-than", "2h", "--in-cluster"]
+    refused = run(None, "gc", "-n", "default", "--dry-run", env_extra=as_gc, check=6)
+    assert "forbidden" in refused.stderr
 
 
 def test_ui_prints_ingress_address_or_port_forwards(kubeconfig, kube: Kube, namespace, tmp_path):

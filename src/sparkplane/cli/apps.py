@@ -15,7 +15,7 @@ from sparkplane.client import SparkPlane
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import App
 from sparkplane.lifecycle.events import event_time
-from sparkplane.lifecycle.gc import gc_cronjob
+from sparkplane.lifecycle.gc import gc_bundle, gc_cronjob
 from sparkplane.lifecycle.model import AppPhase, is_finished
 from sparkplane.lifecycle.ttl import format_duration, parse_duration
 
@@ -263,7 +263,11 @@ def gc(
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would go.")] = False,
     cronjob: Annotated[
-        bool, typer.Option("--cronjob", help="Print a CronJob running this in-cluster instead.")
+        bool,
+        typer.Option(
+            "--cronjob",
+            help="Print a CronJob (and its least-privilege RBAC) running this in-cluster.",
+        ),
     ] = False,
     schedule: Annotated[str, typer.Option(help="CronJob schedule.")] = "*/10 * * * *",
     image: Annotated[
@@ -281,16 +285,22 @@ def gc(
     """Delete finished native drivers past their TTL (and so everything they own)."""
     ttl = parse_duration(older_than) if older_than else None
     if cronjob:
-        dump(
-            gc_cronjob(
-                namespace,
-                older_than=older_than or "24h",
-                schedule=schedule,
-                image=image,
-                all_namespaces=all_namespaces,
-            ),
-            output if output is not Output.table else Output.yaml,
+        bundle = (
+            [
+                gc_cronjob(
+                    namespace,
+                    older_than=older_than or "24h",
+                    schedule=schedule,
+                    image=image,
+                    all_namespaces=True,
+                )
+            ]
+            if all_namespaces
+            else gc_bundle(
+                namespace, older_than=older_than or "24h", schedule=schedule, image=image
+            )
         )
+        dump(bundle, output if output is not Output.table else Output.yaml)
         return
     if in_cluster:
         from sparkplane.kube import Kube, connect

@@ -1,0 +1,36 @@
+"""The deployable clean-up bundle: least-privilege RBAC plus the CronJob, without drift."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from sparkplane.lifecycle.gc import deploy_yaml, gc_bundle
+
+ROOT = Path(__file__).parents[3]
+
+
+def test_committed_file_matches_the_generator():
+    assert (ROOT / "deploy" / "gc" / "cronjob.yaml").read_text() == deploy_yaml()
+
+
+def test_bundle_runs_gc_under_its_own_service_account_only_on_pods():
+    objs = gc_bundle("team-a", older_than="6h")
+    kinds = [o["kind"] for o in objs]
+    assert kinds == ["ServiceAccount", "Role", "RoleBinding", "CronJob"]
+    role = objs[1]
+    assert {r for rule in role["rules"] for r in rule["resources"]} == {"pods"}
+    assert {v for rule in role["rules"] for v in rule["verbs"]} == {"list", "delete"}
+    pod = objs[-1]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == objs[0]["metadata"]["name"]
+    assert pod["containers"][0]["args"] == [
+        "sparkplane",
+        "gc",
+        "-n",
+        "team-a",
+        "--older-than",
+        "6h",
+        "--in-cluster",
+    ]
+    assert yaml.safe_load_all(deploy_yaml())
