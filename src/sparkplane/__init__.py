@@ -3,11 +3,34 @@
 The package is layered by responsibility (see docs/architecture.md):
 ``spec`` (models, validation) -> ``render`` (pure steps) -> ``kube`` (the only code that talks to
 Kubernetes) -> ``lifecycle`` / ``operator`` / ``staging`` -> ``client`` (the Python API) -> ``cli``.
+The names below load on first use, so importing a pure module (``sparkplane.spec``...) does not
+pull in the Kubernetes client.
 """
 
-from sparkplane.client import SparkPlane
-from sparkplane.lifecycle.apps import App, Mode
-from sparkplane.lifecycle.model import AppPhase, AppState, Reason
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sparkplane.client import SparkPlane
+    from sparkplane.lifecycle.apps import App, Mode
+    from sparkplane.lifecycle.model import AppPhase, AppState, Reason
 
 __version__ = "0.1.0"
 __all__ = ["App", "AppPhase", "AppState", "Mode", "Reason", "SparkPlane", "__version__"]
+
+_WHERE = {
+    "SparkPlane": "sparkplane.client",
+    "App": "sparkplane.lifecycle.apps",
+    "Mode": "sparkplane.lifecycle.apps",
+    "AppPhase": "sparkplane.lifecycle.model",
+    "AppState": "sparkplane.lifecycle.model",
+    "Reason": "sparkplane.lifecycle.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'sparkplane' has no attribute {name!r}")

@@ -210,9 +210,12 @@ def kwok_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path) -> l
 
 
 def fake_ui_argv(port: int) -> list[str]:
+    """Run the file as a script: importing the sparkplane package would cost ~40 MiB more."""
     import sys
 
-    return [sys.executable, "-m", "sparkplane.devcluster.fakeui", str(port)]
+    from sparkplane.devcluster import fakeui
+
+    return [sys.executable, str(Path(fakeui.__file__)), str(port)]
 
 
 def kubeconfig(server: str, pki: Pki, name: str = "sparkplane-dev") -> str:
