@@ -2,11 +2,19 @@
 
 Starts ``sparkplane staging serve`` in a subprocess on 127.0.0.1, uploads a file of
 ``--size-mb`` MiB with the staging client, downloads it back, and compares each direction with
-copies of the same file on the same disk (``cp`` and a 1 MiB read/write loop, both followed by
-fsync when the server fsyncs). Prints throughputs and the server's peak resident memory
-(``VmHWM`` from /proc/<pid>/status). Every timed phase starts after ``sync`` and the rounds
-interleave copies and transfers, because a VM disk's write-back makes single runs noisy.
-Targets (issue 7): >= 70% of copy throughput, < 100 MB resident.
+copies of the same file on the same disk, each followed by fsync when the server fsyncs:
+
+* ``cp`` -- the baseline of the target. Issue 7 asks for ">= 70% of a plain file copy on the
+  same disk"; ``cp`` is what "a plain file copy" means to an operator, and it is the hard
+  baseline: it copies inside the kernel (``copy_file_range``), never through user space.
+* ``shutil.copyfileobj`` with 1 MiB buffers -- shown for context only (what a Python program
+  copying a file achieves); it is never used to judge the target.
+
+Prints throughputs, the server's peak resident memory (``VmHWM`` from /proc/<pid>/status) and
+the load average (other work on the machine skews every figure). Every timed phase starts after
+``sync`` and the rounds interleave copies and transfers, because a VM disk's write-back makes
+single runs noisy; medians are reported. Targets (issue 7): upload and download each >= 70% of
+``cp``, server < 100 MB resident.
 
     .venv/bin/python benchmarks/staging_throughput.py --size-mb 1024
 """
@@ -80,8 +88,7 @@ def timed_cp(src: Path, dst: Path, fsync: bool) -> float:
 def timed_loop_copy(src: Path, dst: Path, fsync: bool) -> float:
     start = time.perf_counter()
     with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
-        while chunk := fin.read(MiB):
-            fout.write(chunk)
+        shutil.copyfileobj(fin, fout, MiB)
         if fsync:
             os.fsync(fout.fileno())
     return time.perf_counter() - start
@@ -112,6 +119,7 @@ def main() -> None:
     fsync = not args.no_fsync
     size = args.size_mb * MiB
 
+    load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="staging-bench-", dir=args.workdir))
     timings: dict[str, list[float]] = {"cp": [], "loop": [], "upload": [], "download": []}
     try:
@@ -154,6 +162,7 @@ def main() -> None:
                 dst.unlink()
                 (work / "store" / f"{staged.resource_id}.bundle").unlink()
             peak_rss = proc_status_kb(server.pid, "VmHWM")
+            load_after = os.getloadavg()
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -161,7 +170,6 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
     median = {kind: statistics.median(values) for kind, values in timings.items()}
-    best_copy = min(median["cp"], median["loop"])
 
     def mbps(seconds: float) -> float:
         return float(size / MiB / seconds)
@@ -169,21 +177,30 @@ def main() -> None:
     def spread(kind: str) -> str:
         return "/".join(f"{mbps(t):.0f}" for t in timings[kind])
 
+    def loads(values: tuple[float, float, float]) -> str:
+        return " ".join(f"{v:.2f}" for v in values)
+
     verified = "skipped" if args.no_verify else str(identical)
     print(f"size: {args.size_mb} MiB  fsync: {fsync}  rounds: {args.rounds}  identical: {verified}")
+    print(f"load average (1/5/15 min): before {loads(load_before)}, after {loads(load_after)}"
+          f"  on {os.cpu_count()} CPUs")  # fmt: skip
     print("medians (each round's MiB/s in brackets):")
-    for kind, label in (("cp", "copy (cp)"), ("loop", "copy (1 MiB loop)")):
-        print(f"  {label:<18} {mbps(median[kind]):8.1f} MiB/s  [{spread(kind)}]")
+    print(f"  {'copy (cp)':<24} {mbps(median['cp']):8.1f} MiB/s  [{spread('cp')}]  <- baseline")
+    print(
+        f"  {'copy (copyfileobj 1MiB)':<24} {mbps(median['loop']):8.1f} MiB/s  [{spread('loop')}]"
+    )
+    ratios = {}
     for kind in ("upload", "download"):
-        ratio = best_copy / median[kind]
+        ratios[kind] = median["cp"] / median[kind]
         print(
-            f"  {kind:<18} {mbps(median[kind]):8.1f} MiB/s  [{spread(kind)}]  "
-            f"{ratio:6.1%} of the faster copy"
+            f"  {kind:<24} {mbps(median[kind]):8.1f} MiB/s  [{spread(kind)}]  "
+            f"{ratios[kind]:6.1%} of cp, {median['loop'] / median[kind]:6.1%} of copyfileobj"
         )
-    round_trip = best_copy * 2 / (median["upload"] + median["download"])
-    print(f"  round trip         {round_trip:6.1%} of two copies   (target >= 70%)")
-    print(f"server RSS: idle {idle_rss / 1024:.1f} MB, peak VmHWM {peak_rss / 1024:.1f} MB"
-          "   (target < 100 MB)")  # fmt: skip
+    rss_mb = peak_rss / 1024
+    print(f"server RSS: idle {idle_rss / 1024:.1f} MB, peak VmHWM {rss_mb:.1f} MB")
+    met = min(ratios.values()) >= 0.70 and rss_mb < 100
+    verdict = "met" if met else "NOT met"
+    print(f"targets (upload and download >= 70% of cp, server < 100 MB): {verdict}")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,11 @@ API (JSON errors are ``{"error": <code>, "message": <text>}``):
   ``GET /healthz`` -> ``{"status": "ok"}``
 
 Started by ``sparkplane staging serve`` (:func:`serve`) and by tests (:func:`create_app`).
-Neither direction holds a bundle in memory: bytes move in ``chunk_bytes`` pieces, blocking
-store calls run in worker threads. Kubernetes is reached only through the injected owner checker.
+Neither direction holds a bundle in memory, and on plain TCP to the local disk store neither
+copies it through Python: downloads go out with ``sendfile`` and upload bodies are ``splice``d
+from the socket into the file on a per-upload writer thread (TLS, chunked bodies and remote
+stores stream through aiohttp in ``chunk_bytes`` batches). Kubernetes is reached only through
+the injected owner checker.
 """
 
 from __future__ import annotations
@@ -17,9 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import select
+import socket
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -30,12 +38,20 @@ from sparkplane.staging.metadata import MetadataDB, ResourceRecord
 from sparkplane.staging.owner import ResourceOwner, owner_from_headers
 from sparkplane.staging.ratelimit import FailureLimiter
 from sparkplane.staging.settings import StagingSettings
-from sparkplane.staging.store import BundleNotStoredError, LocalDiskStore, Store
+from sparkplane.staging.store import (
+    BundleNotStoredError,
+    BundleWriter,
+    LocalDiskStore,
+    SpliceTarget,
+    Store,
+)
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 RESOURCES_PATH = "/api/v0/resources"
+_STALL_SECONDS = 300.0  # an upload socket silent this long is given up
+_T = TypeVar("_T")
 
 SETTINGS = web.AppKey("settings", StagingSettings)
 STORE = web.AppKey("store", Store)
@@ -48,9 +64,12 @@ CHECKER: web.AppKey[OwnerChecker] = web.AppKey("owner_checker")
 class _HTTPFail(Exception):
     """A 4xx answer decided inside a handler (turned into a JSON body by the middleware)."""
 
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, *, close: bool = False, **extra: Any
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.extra = status, code, message, extra
+        self.close = close or status == 413  # a 413's unread body is not worth reading
 
 
 def _error(status: int, code: str, message: str, **extra: Any) -> web.Response:
@@ -63,8 +82,8 @@ def _fail_response(exc: Exception) -> web.Response | None:
     """The JSON error answer for a known failure, or None for anything else."""
     if isinstance(exc, _HTTPFail):
         response = _error(exc.status, exc.code, exc.message, **exc.extra)
-        if exc.status == 413:
-            response.force_close()  # the rest of the body is not worth reading
+        if exc.close:
+            response.force_close()
         return response
     if isinstance(exc, ValidationError):
         problems = [{"path": p.path, "message": p.message, "hint": p.hint} for p in exc.problems]
@@ -114,31 +133,142 @@ async def _upload_expect(request: web.Request) -> web.StreamResponse | None:
     return None
 
 
+class _WriteBehind:
+    """Feeds a :class:`BundleWriter` from one dedicated thread while the loop keeps receiving.
+
+    Writes are queued, not awaited, until ``depth`` batches are in flight: receiving and disk
+    writes overlap, and an upload holds about ``depth`` batches of memory.
+    """
+
+    def __init__(self, writer: BundleWriter, depth: int = 2) -> None:
+        self.writer = writer
+        self._depth = depth
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="staging-write")
+        self._queued: deque[asyncio.Future[None]] = deque()
+        self._closed = False
+
+    def run(self, call: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """Run ``call`` on the writer thread, after everything queued before it."""
+        return asyncio.get_running_loop().run_in_executor(self._thread, call, *args)
+
+    async def write(self, chunks: list[bytes]) -> None:
+        self._queued.append(self.run(self.writer.write, *chunks))
+        while self._queued and (len(self._queued) > self._depth or self._queued[0].done()):
+            await self._queued.popleft()  # re-raises a failed write
+
+    async def commit(self) -> int:
+        while self._queued:
+            await self._queued.popleft()
+        size = await self.run(self.writer.commit)
+        self._close()
+        return size
+
+    def abort(self) -> None:
+        """Abort once queued writes are done, without waiting: safe in a cancelled handler."""
+        if not self._closed:
+            self._thread.submit(self.writer.abort)
+            self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        self._thread.shutdown(wait=False)
+
+
+def _splice_socket(request: web.Request, writer: BundleWriter) -> Any:
+    """The raw socket of a plain-TCP upload whose body the store can ``splice``, else None."""
+    transport = request.transport
+    if (
+        request.content_length is None  # chunked: leave the framing to aiohttp
+        or not hasattr(os, "splice")  # Linux only
+        or not isinstance(writer, SpliceTarget)
+        or transport is None
+        or transport.get_extra_info("ssl_object") is not None
+    ):
+        return None
+    return transport.get_extra_info("socket")
+
+
+async def _receive_spliced(request: web.Request, writer: _WriteBehind, sock: Any) -> int:
+    """Take the body off the socket in the kernel: what aiohttp already buffered is written,
+    then reading stops and the writer thread ``splice``s the rest from the socket into the
+    file, so the payload never enters Python. The connection closes after the answer
+    (the HTTP parser never saw the body); a cancelled handler shuts the socket to stop it."""
+    declared = request.content_length or 0
+    received = 0
+    while data := request.content.read_nowait():  # may resume parsing and refill: loop
+        received += len(data)
+        await writer.write([data])
+    if received == declared:  # a small body arrived with the headers
+        return received
+    assert request.transport is not None
+    request.transport.pause_reading()  # from here on the socket's bytes are ours
+    target = writer.writer
+    assert isinstance(target, SpliceTarget)
+    # our own descriptor: the transport may close its socket meanwhile (shutdown, reset),
+    # and the number must not be reused under the writer thread
+    own = socket.socket(sock.family, sock.type, fileno=os.dup(sock.fileno()))
+    poller = select.poll()
+    poller.register(own.fileno(), select.POLLIN)
+
+    def wait_readable() -> None:
+        if not poller.poll(int(_STALL_SECONDS * 1000)):
+            raise TimeoutError(f"no upload data for {_STALL_SECONDS:.0f}s")
+
+    def splice_rest() -> None:
+        try:
+            target.splice_from(own.fileno(), declared - received, wait_readable)
+        finally:
+            own.close()
+
+    try:
+        await writer.run(splice_rest)
+    except asyncio.CancelledError:
+        with contextlib.suppress(OSError):
+            own.shutdown(socket.SHUT_RDWR)  # wakes the writer thread
+        raise
+    except (EOFError, TimeoutError, ConnectionError) as exc:
+        raise _HTTPFail(400, "incomplete", f"upload ended early: {exc}", close=True) from exc
+    finally:
+        request.content.feed_eof()  # aiohttp must not wait for body bytes it will never see
+    return declared
+
+
+async def _receive_streamed(request: web.Request, writer: _WriteBehind, limit: int) -> int:
+    """Read the body through aiohttp (TLS, chunked, remote stores) in ``chunk_bytes`` batches."""
+    batch = request.app[SETTINGS].chunk_bytes
+    size, buffered = 0, 0
+    pending: list[bytes] = []
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > limit:
+            raise _HTTPFail(413, "too_large", f"bundle exceeds limit of {limit} bytes")
+        pending.append(chunk)
+        buffered += len(chunk)
+        if buffered >= batch:
+            await writer.write(pending)
+            pending, buffered = [], 0
+    await writer.write(pending)
+    return size
+
+
 async def _upload(request: web.Request) -> web.Response:
     settings, store, db = request.app[SETTINGS], request.app[STORE], request.app[DB]
     owner = _precheck_upload(request)
-    limit, declared = settings.max_bundle_bytes, request.content_length
+    declared = request.content_length
     resource_id, secret = tokens.new_resource_id(), tokens.new_secret()
     hashing = asyncio.ensure_future(
         asyncio.to_thread(tokens.hash_secret, secret, iterations=settings.secret_hash_iterations)
     )
-    writer = await asyncio.to_thread(store.open_writer, resource_id)
+    writer = _WriteBehind(await asyncio.to_thread(store.open_writer, resource_id))
+    sock = _splice_socket(request, writer.writer)
     try:
-        size, buffered = 0, 0
-        pending: list[bytes] = []
-        while chunk := await request.content.readany():
-            size += len(chunk)
-            if size > limit:
-                raise _HTTPFail(413, "too_large", f"bundle exceeds limit of {limit} bytes")
-            pending.append(chunk)
-            buffered += len(chunk)
-            if buffered >= settings.chunk_bytes:
-                await asyncio.to_thread(writer.write, *pending)
-                pending, buffered = [], 0
+        if sock is not None:
+            size = await _receive_spliced(request, writer, sock)
+        else:
+            size = await _receive_streamed(request, writer, settings.max_bundle_bytes)
         if declared is not None and size != declared:
             raise _HTTPFail(400, "incomplete", f"got {size} of {declared} declared bytes")
-        await asyncio.to_thread(writer.write, *pending)
-        await asyncio.to_thread(writer.commit)
+        await writer.commit()
     except BaseException:
         writer.abort()  # quick and synchronous: must also run when the handler is cancelled
         hashing.cancel()
@@ -147,9 +277,12 @@ async def _upload(request: web.Request) -> web.Response:
     db.insert(record)
     log.info("stored bundle %s (%d bytes) for %s", resource_id, size, owner.namespace)
     body = {"resourceId": resource_id, "resourceSecret": secret}
-    return web.json_response(
+    response = web.json_response(
         body, status=201, headers={"Location": f"{RESOURCES_PATH}/{resource_id}"}
     )
+    if sock is not None:
+        response.force_close()
+    return response
 
 
 async def _authenticate(request: web.Request, resource_id: str) -> ResourceRecord:

@@ -10,19 +10,22 @@ same protocol. Nothing here knows about HTTP, secrets or owners.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Protocol, Self
+from typing import BinaryIO, Protocol, Self, runtime_checkable
 
 from sparkplane.staging.errors import StagingError
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _SUFFIX = ".bundle"
 _IOV_MAX = 1024
+_PIPE_BYTES = 1024 * 1024
 
 
 class BundleWriter(Protocol):
@@ -36,6 +39,15 @@ class BundleWriter(Protocol):
     def __exit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None: ...
+
+
+@runtime_checkable
+class SpliceTarget(Protocol):
+    """A writer that can take bytes straight from a descriptor (the local disk store): the
+    server then moves an upload from the socket to the file without copying it through Python.
+    """
+
+    def splice_from(self, source: int, count: int, wait: Callable[[], None]) -> None: ...
 
 
 class Store(Protocol):
@@ -91,6 +103,41 @@ class _LocalWriter:
                     written = 0
                 else:
                     written -= len(head)
+
+    def splice_from(self, source: int, count: int, wait: Callable[[], None]) -> None:
+        """Append exactly ``count`` bytes read from the descriptor ``source`` (a socket) inside
+        the kernel: ``splice`` through a pipe, so the bytes never enter the process. ``wait``
+        blocks until ``source`` is readable; a source ending early raises :class:`EOFError`."""
+        if self._file is None:
+            raise StagingError("write after commit or abort")
+        fd = self._file.fileno()
+        pipe_out, pipe_in = os.pipe()
+        try:
+            with contextlib.suppress(OSError):  # a larger pipe means fewer system calls
+                fcntl.fcntl(pipe_in, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+            while count:
+                try:
+                    moved = os.splice(source, pipe_in, min(count, _PIPE_BYTES))
+                except BlockingIOError:
+                    wait()
+                    continue
+                if not moved:
+                    raise EOFError(f"source ended {count} bytes early")
+                count -= moved
+                self._size += moved
+                while moved:
+                    try:
+                        moved -= os.splice(pipe_out, fd, moved)
+                    except OSError as exc:  # a file system without splice: copy this piece
+                        if exc.errno != errno.EINVAL:
+                            raise
+                        data = memoryview(os.read(pipe_out, moved))
+                        moved -= len(data)
+                        while data:
+                            data = data[os.write(fd, data) :]
+        finally:
+            os.close(pipe_out)
+            os.close(pipe_in)
 
     def commit(self) -> int:
         if self._file is None:

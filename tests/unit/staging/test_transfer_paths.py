@@ -1,0 +1,215 @@
+"""The zero-copy transfer paths: spliced uploads, chunked fallbacks, redirects, cut-off bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from sparkplane.staging.client import (
+    _download,
+    download_bundle_async,
+    localize_uris_async,
+    upload_bundle_async,
+)
+from sparkplane.staging.errors import StagingClientError
+from sparkplane.staging.owner import ResourceOwner
+from sparkplane.staging.server import DB, STORE, create_app
+from sparkplane.staging.settings import StagingSettings
+
+from .conftest import running, with_
+
+OWNER = ResourceOwner("spark-jobs", {"spark-app-selector": "spark-1"})
+RESOURCES = "/api/v0/resources"
+
+
+def stored_bytes(app: web.Application, rid: str) -> bytes:
+    path = app[STORE].local_path(rid)
+    assert path is not None
+    return path.read_bytes()
+
+
+def test_large_upload_is_spliced_and_round_trips(settings: StagingSettings, tmp_path: Path) -> None:
+    data = os.urandom(9 * 1024 * 1024 + 123)  # far more than aiohttp buffers with the headers
+    source = tmp_path / "big.bin"
+    source.write_bytes(data)
+    app = create_app(settings)
+
+    async def scenario() -> None:
+        async with running(app) as url:
+            rid, secret = await upload_bundle_async(url, source, OWNER)
+            assert stored_bytes(app, rid) == data
+            assert app[DB].get(rid) is not None
+            await download_bundle_async(url, rid, secret, tmp_path / "back.bin")
+            # one aiohttp session: the spliced upload closes its connection, the next
+            # request simply opens another
+            async with aiohttp.ClientSession() as session:
+                for _ in range(2):
+                    async with session.post(
+                        url + RESOURCES, data=data[:3_000_000], headers=OWNER.to_headers()
+                    ) as r:
+                        assert r.status == 201
+                        body = await r.json()
+                    assert stored_bytes(app, body["resourceId"]) == data[:3_000_000]
+
+    asyncio.run(scenario())
+    assert hashlib.sha256((tmp_path / "back.bin").read_bytes()).digest() == (
+        hashlib.sha256(data).digest()
+    )
+
+
+def test_chunked_upload_takes_the_streamed_path(settings: StagingSettings) -> None:
+    parts = [os.urandom(300_000) for _ in range(7)]
+    app = create_app(with_(settings, chunk_bytes=256 * 1024))
+
+    async def body() -> AsyncIterator[bytes]:
+        for part in parts:
+            yield part
+
+    async def scenario() -> None:
+        async with (
+            running(app) as url,
+            aiohttp.ClientSession() as session,
+            session.post(url + RESOURCES, data=body(), headers=OWNER.to_headers()) as r,
+        ):
+            assert r.status == 201
+            assert stored_bytes(app, (await r.json())["resourceId"]) == b"".join(parts)
+
+    asyncio.run(scenario())
+
+
+def test_download_follows_redirects_and_decodes_chunked_bodies(tmp_path: Path) -> None:
+    payload = os.urandom(2_500_000)
+    seen_auth: list[str | None] = []
+
+    async def chunked(request: web.Request) -> web.StreamResponse:
+        seen_auth.append(request.headers.get("Authorization"))
+        response = web.StreamResponse()
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for start in range(0, len(payload), 100_000):
+            await response.write(payload[start : start + 100_000])
+        await response.write_eof()
+        return response
+
+    async def hop(request: web.Request) -> web.Response:
+        seen_auth.append(request.headers.get("Authorization"))
+        raise web.HTTPFound("/chunked")
+
+    app = web.Application()
+    app.router.add_get("/chunked", chunked)
+    app.router.add_get("/hop", hop)
+
+    async def scenario() -> None:
+        async with running(app) as url:
+            await _download(f"{url}/hop", tmp_path / "out", headers={"Authorization": "Bearer s"})
+
+    asyncio.run(scenario())
+    assert (tmp_path / "out").read_bytes() == payload
+    assert seen_auth == ["Bearer s", "Bearer s"]  # same origin: the credentials follow
+
+
+@contextlib.asynccontextmanager
+async def raw_server(answer: bytes, *, read: bool = True) -> AsyncIterator[str]:
+    """A TCP server that sends ``answer`` and closes (or, with read=False, never reads)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not read:
+            await asyncio.sleep(30)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.close()
+
+
+def test_a_body_cut_short_is_an_error_and_leaves_no_part(tmp_path: Path) -> None:
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 5000000\r\n\r\n" + b"x" * 70_000
+
+    async def scenario() -> None:
+        async with raw_server(answer) as url:
+            with pytest.raises(StagingClientError, match=r"download of .* failed"):
+                await _download(f"{url}/f", tmp_path / "out", retries=0)
+
+    asyncio.run(scenario())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_server_errors_are_retried(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    async def flaky(request: web.Request) -> web.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            return web.Response(status=503)
+        return web.Response(body=b"JAR")
+
+    app = web.Application()
+    app.router.add_get("/lib.jar", flaky)
+
+    async def scenario() -> None:
+        async with running(app) as url:
+            await localize_uris_async([f"{url}/lib.jar"], tmp_path)
+
+    asyncio.run(scenario())
+    assert (tmp_path / "lib.jar").read_bytes() == b"JAR"
+    assert len(calls) == 2
+
+
+def test_cancelling_an_upload_stops_its_thread(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    big.write_bytes(b"z" * 64_000_000)  # the server never reads: sendfile blocks
+
+    async def scenario() -> None:
+        async with raw_server(b"", read=False) as url:
+            task = asyncio.create_task(upload_bundle_async(url, big, OWNER))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    start = time.monotonic()
+    asyncio.run(scenario())  # asyncio.run also waits for the worker thread to finish
+    assert time.monotonic() - start < 10
+
+
+def test_a_body_shorter_than_declared_stores_nothing(settings: StagingSettings) -> None:
+    app = create_app(settings)
+
+    async def scenario() -> None:
+        async with running(app) as url:
+            host, port = url.removeprefix("http://").split(":")
+            reader, writer = await asyncio.open_connection(host, int(port))
+            head = "".join(f"{k}: {v}\r\n" for k, v in OWNER.to_headers().items())
+            writer.write(
+                f"POST {RESOURCES} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 3000000\r\n"
+                f"{head}\r\n".encode()
+                + b"q" * 2_000_000
+            )
+            await writer.drain()
+            writer.write_eof()  # a million bytes short
+            answer = await reader.read()  # aiohttp drops a half-closed request unanswered
+            assert b" 201 " not in answer
+            writer.close()
+            for _ in range(500):  # the abort runs on the writer thread, right after
+                if not any((settings.storage_dir / ".tmp").iterdir()):
+                    break
+                await asyncio.sleep(0.02)
+            assert not any((settings.storage_dir / ".tmp").iterdir())
+            assert app[DB].all() == []
+
+    asyncio.run(scenario())
