@@ -29,7 +29,7 @@ from sparkplane.lifecycle.staging import StagingOptions, staged_submission
 from sparkplane.lifecycle.ttl import TTL_KEY
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
 from sparkplane.render.steps.staging import request_staging
-from sparkplane.spec import AppIds, SparkApp, validate
+from sparkplane.spec import AppIds, SparkApp, app_name, validate
 
 Obj = dict[str, Any]
 
@@ -224,7 +224,9 @@ def _same_submission(
 
 
 def _ids(app: SparkApp, opts: SubmitOptions) -> AppIds:
-    name = app.metadata.name
+    # spark-submit derives the resource prefix from the full spark.app.name (metadata.name may
+    # have been shortened to fit Kubernetes' 63-character limit)
+    name = app_name(app)
     if opts.submission_id:
         return AppIds.for_submission(opts.submission_id, name)
     return AppIds.new(name)
