@@ -298,3 +298,45 @@ def _get(url: str) -> str:
 
 
 _ = threading
+
+
+def test_executor_logs_and_get_apps_watch(kubeconfig, kube: Kube, namespace, tmp_path):
+    from sparkplane.devcluster.simulator import DriverSimulator
+
+    simulator = DriverSimulator(kube, namespace).start()  # plays the driver creating executors
+    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "sparkplane.cli", "get", "apps", "-n", namespace, "-w"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        name = run(
+            kubeconfig, "submit", "-f", str(_spec(tmp_path, namespace, "1h")), "-n", namespace
+        ).stdout.strip()
+        wait_for(
+            lambda: kube.list("v1", "Pod", namespace, label_selector="spark-role=executor"),
+            timeout=60,
+            what="simulated executors",
+        )
+        apps = json.loads(run(kubeconfig, "get", "apps", "-n", namespace, "-o", "json").stdout)
+        assert sum(apps[0]["state"]["executors"].values()) >= 1
+        wait_for(
+            lambda: (
+                run(kubeconfig, "logs", name, "-n", namespace, "--executor", "1", check=None).stdout
+            ),
+            timeout=30,
+            what="executor log",
+        )
+        missing = run(kubeconfig, "logs", name, "-n", namespace, "--executor", "99", check=8)
+        assert "executor 99" in missing.stderr
+        run(kubeconfig, "kill", name, "-n", namespace)
+        time.sleep(3)
+    finally:
+        simulator.stop()
+        watcher.terminate()
+        printed, _ = watcher.communicate(timeout=10)
+    assert name in printed
+    assert "Running" in printed and "Killed" in printed  # the watch printed the changes
