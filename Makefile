@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint types unit integration install cluster-down clean
+.PHONY: demo test lint types unit integration install cluster-down clean deploy
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,10 @@ cluster-down: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+## deploy: regenerate every generated file under deploy/ (unit tests fail when they drift)
+deploy: $(STAMP)
+	$(BIN)/python -m sparkplane.security.deploy deploy/rbac
+	$(BIN)/python -m sparkplane.staging.deploy deploy/staging
+	$(BIN)/python -m sparkplane.lifecycle.gc deploy/gc
+	$(BIN)/sparkplane operator manifests --write deploy

@@ -139,8 +139,12 @@ def gc_cronjob(
     }
 
 
-if __name__ == "__main__":
-    from pathlib import Path
+def render_files() -> dict[str, str]:
+    """The generated ``deploy/gc`` files."""
+    return {"cronjob.yaml": deploy_yaml()}
 
-    Path("deploy/gc").mkdir(parents=True, exist_ok=True)
-    Path("deploy/gc/cronjob.yaml").write_text(deploy_yaml())
+
+if __name__ == "__main__":
+    from sparkplane import deployfiles
+
+    raise SystemExit(deployfiles.main(render_files, "deploy/gc", None))

@@ -7,10 +7,9 @@ unit test asserts the committed files equal :func:`render_files`. Pure except :f
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
+from sparkplane import deployfiles
 from sparkplane.security.rbac import render, to_yaml
 from sparkplane.security.rules import Identity
 
@@ -70,13 +69,7 @@ def render_files() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the files into ``argv[0]`` (default ``deploy/rbac``)."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "deploy/rbac")
-    target.mkdir(parents=True, exist_ok=True)
-    for name, text in render_files().items():
-        (target / name).write_text(text)
-        print(target / name)
-    return 0
+    return deployfiles.main(render_files, "deploy/rbac", argv)
 
 
 if __name__ == "__main__":

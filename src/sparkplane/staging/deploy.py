@@ -13,12 +13,11 @@ ReadWriteOnce claim. The server listens on 10000 in plain HTTP; add ``--tls-cert
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from sparkplane import deployfiles
 from sparkplane.security.deploy import APPS_NAMESPACE, SYSTEM_NAMESPACE
 from sparkplane.security.rbac import render, to_yaml
 from sparkplane.security.rules import Identity
@@ -125,13 +124,7 @@ def render_files(
 
 def main(argv: list[str] | None = None) -> int:
     """Write the files into ``argv[0]`` (default ``deploy/staging``)."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "deploy/staging")
-    target.mkdir(parents=True, exist_ok=True)
-    for name, text in render_files().items():
-        (target / name).write_text(text)
-        print(target / name)
-    return 0
+    return deployfiles.main(render_files, "deploy/staging", argv)
 
 
 if __name__ == "__main__":
