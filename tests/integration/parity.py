@@ -21,9 +21,10 @@ from typing import Any
 
 import yaml
 
+from sparkplane.cli.inputs import app_from_submit_args
 from sparkplane.kube import Kube
 from sparkplane.render.properties import load
-from sparkplane.spec import PodTemplateHolder, SparkApp, from_submit_args
+from sparkplane.spec import SparkApp
 
 Obj = dict[str, Any]
 K8S = "spark.kubernetes"
@@ -121,40 +122,9 @@ def run_spark_submit(server: str, argv: list[str], kubeconfig: Path, timeout: fl
 
 # -- the same inputs for sparkplane -----------------------------------------------------------
 def sparkplane_app(argv: list[str]) -> SparkApp:
-    """``from_submit_args(argv)``, with ``*.podTemplateFile`` confs read into the spec.
-
-    sparkplane refuses template *files* in sparkConf (deviation ``inline-pod-template``); the
-    caller loads the file and passes its content as ``driverSpec``/``executorSpec``.
-    """
-    files: dict[str, Path] = {}
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--conf" and i + 1 < len(argv):
-            key, _, value = argv[i + 1].partition("=")
-            role = next((r for r, k in TEMPLATE_KEYS.items() if k == key), None)
-            if role:
-                files[role] = Path(value)
-            else:
-                rest += [arg, argv[i + 1]]
-            i += 2
-            continue
-        rest.append(arg)
-        i += 1
-    app = from_submit_args(rest)
-    update: dict[str, Any] = {}
-    for role, path in files.items():
-        template = yaml.safe_load(path.read_text())
-        holder = PodTemplateHolder(pod_template_spec=_template_body(template))
-        update[f"{role}_spec"] = holder
-    if update:
-        app = app.model_copy(update={"spec": app.spec.model_copy(update=update)})
-    return app
-
-
-def _template_body(pod: Obj) -> Obj:
-    return {k: v for k, v in pod.items() if k in ("metadata", "spec")}
+    """What ``sparkplane submit <argv>`` builds (pod template files are read into the spec:
+    deviation ``inline-pod-template``)."""
+    return app_from_submit_args(argv)
 
 
 # -- reading back -------------------------------------------------------------------------------

@@ -120,6 +120,37 @@ def test_render_operator_mode_and_flags(kubeconfig, tmp_path):
     )
     props = next(o for o in objs if o["kind"] == "ConfigMap")["data"]["spark.properties"]
     assert "spark.executor.instances=3" in props
+    template = tmp_path / "driver-template.yaml"
+    template.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"labels": {"team": "blue"}},
+                "spec": {"containers": [{"name": "main"}, {"name": "sidecar", "image": "busybox"}]},
+            }
+        )
+    )
+    pod = next(
+        yaml.safe_load_all(
+            run(
+                kubeconfig,
+                "render",
+                "--name",
+                "tpl",
+                "--image",
+                "apache/spark:4.0.1",
+                "--conf",
+                f"spark.kubernetes.driver.podTemplateFile={template}",
+                "--class",
+                "org.apache.spark.examples.SparkPi",
+                JAR,
+            ).stdout
+        )
+    )
+    assert pod["metadata"]["labels"]["team"] == "blue"  # spark-submit argv works unchanged
+    # as in Spark: the first template container becomes the driver, the others stay sidecars
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["sidecar", "main"]
 
 
 def test_bad_input_names_the_field_and_creates_nothing(kubeconfig, kube: Kube, namespace, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from sparkplane.errors import Problem, ValidationError
-from sparkplane.spec import SparkApp, from_submit_args, load_manifest
+from sparkplane.spec import PodTemplateHolder, SparkApp, from_submit_args, load_manifest
 from sparkplane.templates import TemplateApp, load_app, parse_assignments, parse_env
 
 
@@ -70,9 +70,53 @@ def read_source(
             )
         app = load_manifest(yaml.safe_load(file.read_text()))
     else:
-        app = from_submit_args(flags)
+        app = app_from_submit_args(flags)
     if namespace and not app.metadata.namespace:
         app = app.model_copy(
             update={"metadata": app.metadata.model_copy(update={"namespace": namespace})}
         )
     return Source(app=app)
+
+
+TEMPLATE_FILE_KEYS = {
+    "driver": "spark.kubernetes.driver.podTemplateFile",
+    "executor": "spark.kubernetes.executor.podTemplateFile",
+}
+
+
+def app_from_submit_args(argv: list[str]) -> SparkApp:
+    """spark-submit flags as a spec; ``*.podTemplateFile`` confs naming local files are read
+    into ``driverSpec``/``executorSpec`` (the spec carries templates as data, not paths), so a
+    spark-submit command line works unchanged."""
+    files: dict[str, Path] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--conf" and i + 1 < len(argv):
+            key, _, value = argv[i + 1].partition("=")
+            role = next((r for r, k in TEMPLATE_FILE_KEYS.items() if k == key), None)
+            if role and "://" not in value.removeprefix("file://"):
+                files[role] = Path(value.removeprefix("file://"))
+            else:
+                rest += [arg, argv[i + 1]]
+            i += 2
+            continue
+        rest.append(arg)
+        i += 1
+    app = from_submit_args(rest)
+    update: dict[str, PodTemplateHolder] = {}
+    problems = []
+    for role, path in files.items():
+        try:
+            pod = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            problems.append(Problem(TEMPLATE_FILE_KEYS[role], f"cannot read {path}: {exc}"))
+            continue
+        body = {k: v for k, v in (pod or {}).items() if k in ("metadata", "spec")}
+        update[f"{role}_spec"] = PodTemplateHolder(pod_template_spec=body)
+    if problems:
+        raise ValidationError(problems, subject="command line")
+    if update:
+        app = app.model_copy(update={"spec": app.spec.model_copy(update=update)})
+    return app
