@@ -124,22 +124,21 @@ def render(
     --image apache/spark:4.0.1 --class org.apache.spark.examples.SparkPi
     local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar 100`.
     """
-    source = read_source(
+    submit(  # `submit --dry-run` and `render` are one code path, so they cannot differ
+        ctx,
         file=file,
         template=template,
-        sets=set_,
+        set_=set_,
         values=values,
-        flags=list(ctx.args),
         namespace=namespace,
+        mode=mode,
         submission_id=submission_id,
-    )
-    opts = SubmitOptions(
-        submission_id=submission_id,
+        dry_run=True,
+        output=output if output is not Output.table else Output.yaml,
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,
     )
-    dump(_objects(source, mode, opts, None), output if output is not Output.table else Output.yaml)
 
 
 def submit(
