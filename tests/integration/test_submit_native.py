@@ -158,3 +158,34 @@ def test_concurrent_submissions_never_collide(kube: Kube, namespace: str):
     assert len({r.driver_pod for r in results}) == 40
     drivers = kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
     assert len(drivers) == 40
+
+
+def test_template_dependents_must_be_ownable_by_the_driver(kube: Kube, namespace: str):
+    driver = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "tpl-driver",
+            "namespace": namespace,
+            "labels": {"spark-role": "driver"},
+        },
+        "spec": {"containers": [{"name": "spark-kubernetes-driver", "image": "x"}]},
+    }
+    cluster_scoped = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "tpl-prio"},
+        "value": 5,
+    }
+    elsewhere = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "tpl-conf", "namespace": "default"},
+    }
+    unknown = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    with pytest.raises(ValidationError) as err:
+        submit_objects(kube, driver, [cluster_scoped, elsewhere, unknown])
+    text = str(err.value)
+    assert "cluster-scoped" in text and "differs from the driver's" in text
+    assert "Widget" in text and len(err.value.problems) == 3
+    assert kube.list("v1", "Pod", namespace) == []  # nothing was created

@@ -10,6 +10,7 @@ import typer
 from sparkplane.cli.console import Output, dump, err, out, progress
 from sparkplane.cli.inputs import Source, read_source
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.errors import Problem, ValidationError
 from sparkplane.lifecycle.apps import Mode
 from sparkplane.lifecycle.submit import (
     SubmitOptions,
@@ -185,6 +186,18 @@ def submit(
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,
     )
+    if source.template is not None and (staging_server or mode is Mode.APACHE):
+        raise ValidationError(
+            [
+                Problem(
+                    "--template",
+                    "template mode submits your own manifests natively: "
+                    "--staging-server and --mode operator do not apply",
+                    "reference files already in the image (local://) or use -f with a spec",
+                )
+            ],
+            subject="command line",
+        )
     if dry_run:
         dump(_objects(source, mode, opts, None), output)
         return

@@ -20,7 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sparkplane.errors import AlreadyExistsError, SubmissionError
+from sparkplane.errors import (
+    AlreadyExistsError,
+    KubeError,
+    Problem,
+    SubmissionError,
+    ValidationError,
+)
 from sparkplane.kube import Kube
 from sparkplane.kube.ownership import create_owned
 from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
@@ -136,6 +142,7 @@ def submit_objects(
     _mark(driver, opts)
     meta = driver["metadata"]
     namespace = meta.get("namespace") or "default"
+    check_ownable(kube, dependents, namespace)
     try:
         created = create_owned(
             kube, driver, dependents, pre_resources=pre_resources, namespace=namespace
@@ -155,6 +162,39 @@ def submit_objects(
         driver_pod=pod["metadata"]["name"],
         objects=[f"{o['kind']}/{o['metadata']['name']}" for o in created.objects],
     )
+
+
+def check_ownable(kube: Kube, dependents: list[Obj], namespace: str) -> None:
+    """Every dependent must be a kind the API serves, namespaced, in the driver's namespace:
+    a pod cannot own cluster-scoped objects or objects elsewhere (the garbage collector would
+    delete them as orphans). All problems are reported before anything is created."""
+    problems: list[Problem] = []
+    for i, obj in enumerate(dependents):
+        where = f"dependents[{i}] ({obj.get('kind')} {obj.get('metadata', {}).get('name')})"
+        try:
+            res = kube.resource(obj.get("apiVersion", ""), obj.get("kind", ""))
+        except KubeError as exc:
+            problems.append(Problem(where, str(exc)))
+            continue
+        if not res.namespaced:
+            problems.append(
+                Problem(
+                    where,
+                    f"{res.kind} is cluster-scoped: the driver pod cannot own it",
+                    "create it separately, outside the application",
+                )
+            )
+        ns = obj.get("metadata", {}).get("namespace")
+        if ns and ns != namespace:
+            problems.append(
+                Problem(
+                    where,
+                    f"namespace {ns!r} differs from the driver's {namespace!r}",
+                    "dependents live in the driver's namespace",
+                )
+            )
+    if problems:
+        raise ValidationError(problems, subject="application objects")
 
 
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
