@@ -39,6 +39,11 @@ Namespaces = Annotated[
     ),
 ]
 
+OperatorNamespace = Annotated[
+    str, typer.Option("--operator-namespace", help="Namespace of the in-cluster operator.")
+]
+Image = Annotated[str, typer.Option(help="Operator image.")]
+
 
 @app.command()
 def install(
@@ -48,10 +53,8 @@ def install(
         bool, typer.Option("--operator/--crds-only", help="Also install RBAC and the Deployment.")
     ] = False,
     watch: Namespaces = None,
-    operator_namespace: Annotated[
-        str, typer.Option("--operator-namespace", help="Namespace of the in-cluster operator.")
-    ] = deploy.DEFAULT_NAMESPACE,
-    image: Annotated[str, typer.Option(help="Operator image.")] = deploy.DEFAULT_IMAGE,
+    operator_namespace: OperatorNamespace = deploy.DEFAULT_NAMESPACE,
+    image: Image = deploy.DEFAULT_IMAGE,
 ) -> None:
     """Server-side apply the SparkApplication and SparkCluster CRDs (and, with --operator, the
     operator: cluster-wide, or namespaced when --namespace is given)."""
@@ -74,10 +77,8 @@ def manifests(
         Path | None, typer.Option("--write", help="Write the files under this deploy/ directory.")
     ] = None,
     watch: Namespaces = None,
-    operator_namespace: Annotated[
-        str, typer.Option("--operator-namespace", help="Namespace of the in-cluster operator.")
-    ] = deploy.DEFAULT_NAMESPACE,
-    image: Annotated[str, typer.Option(help="Operator image.")] = deploy.DEFAULT_IMAGE,
+    operator_namespace: OperatorNamespace = deploy.DEFAULT_NAMESPACE,
+    image: Image = deploy.DEFAULT_IMAGE,
 ) -> None:
     """Print the CRDs, RBAC and Deployment as YAML (or regenerate deploy/ with --write)."""
     if write is not None:
