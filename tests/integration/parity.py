@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from sparkplane.cli.inputs import app_from_submit_args
 from sparkplane.kube import Kube
 from sparkplane.render.properties import load
 from sparkplane.spec import SparkApp
+from sparkplane.usecases.sources import app_from_submit_args
 
 Obj = dict[str, Any]
 K8S = "spark.kubernetes"

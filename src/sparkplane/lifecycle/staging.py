@@ -10,7 +10,9 @@ download secret, to be created as a dependent of the driver pod (so it goes with
 If the submission fails after the upload, or meets an earlier submission with the same id,
 the bundle is deleted on the server (``DELETE``, authorised by its secret); if even that fails
 the error says so: a never-downloaded bundle expires server-side (``--unused-expiry``). The
-rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
+rendering itself stays pure (:mod:`sparkplane.render.steps.staging`). The staging client's
+coroutines run on sparkplane's background loop (:mod:`sparkplane.lifecycle.runtime`), never
+through ``asyncio.run``, so a submit works inside a running event loop.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from sparkplane.errors import Problem, SparkplaneError, SubmissionError, ValidationError
 from sparkplane.lifecycle.apps import MANAGED_BY
+from sparkplane.lifecycle.runtime import run_coroutine
 from sparkplane.render.steps.staging import (
     CA_KEY,
     SECRET_KEY,
@@ -36,7 +39,7 @@ from sparkplane.render.steps.staging import (
 from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
 from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
 from sparkplane.staging.bundle import pack_bundle
-from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
+from sparkplane.staging.client import StagedResource, delete_bundle_async, upload_bundle_async
 from sparkplane.staging.owner import ResourceOwner
 
 Obj = dict[str, Any]
@@ -80,8 +83,10 @@ class StagedUpload:
             return ""
         rid = self.resource.resource_id
         try:
-            delete_bundle(
-                self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
+            run_coroutine(
+                delete_bundle_async(
+                    self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
+                )
             )
         except SparkplaneError as exc:
             return (
@@ -150,7 +155,9 @@ def stage(app: SparkApp, ids: AppIds, options: StagingOptions) -> StagedUpload:
     with tempfile.TemporaryDirectory(prefix="sparkplane-bundle-") as tmp:
         bundle = Path(tmp) / "bundle.tar.gz"
         pack_bundle(files, bundle)
-        resource = upload_bundle(options.server, bundle, owner, ca_file=options.ca_file)
+        resource = run_coroutine(
+            upload_bundle_async(options.server, bundle, owner, ca_file=options.ca_file)
+        )
     return StagedUpload(
         request_staging(requested, resource_id=resource.resource_id),
         [staging_secret(ids, namespace, resource.secret, ca_pem=ca_pem)],
