@@ -271,6 +271,12 @@ class SparkPlane:
                 tracker, [(ns, name)], until, timeout=timeout, fetch=self.get
             ):
                 return done
+        except TimeoutExpired as exc:
+            now = tracker.get(ns, name)
+            state = f" (now {now.state})" if now else ""
+            raise TimeoutExpired(
+                f"{name} did not reach {until} within {timeout or 0:.0f}s{state}"
+            ) from exc
         finally:
             unsubscribe()
         raise TimeoutExpired(f"{name} did not reach {until}")  # pragma: no cover

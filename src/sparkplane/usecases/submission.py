@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkplane.errors import AlreadyExistsError, Problem, ValidationError
+from sparkplane.errors import (
+    AlreadyExistsError,
+    ForbiddenError,
+    KubeError,
+    NotFoundError,
+    Problem,
+    SubmissionError,
+    ValidationError,
+)
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import KINDS, MANAGED_BY, SUBMISSION_LABEL, Mode
 from sparkplane.lifecycle.apps import submission_label as label_value
@@ -66,8 +74,45 @@ def render_source(
 
 
 def submit_source(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Submitted:
-    """Create the application; everything or nothing."""
+    """Create the application; everything or nothing. A refusal that explains itself (RBAC,
+    a namespace that does not exist) keeps its own error and exit code, with what was rolled
+    back; other part-way failures are a SubmissionError."""
     check_mode(source, mode, opts)
+    namespace = source.namespace or "default"
+    try:
+        return _submit(kube, source, mode, opts)
+    except SubmissionError as exc:
+        cause = exc.__cause__
+        explained = _explained(cause, namespace, str(exc)) if isinstance(cause, KubeError) else None
+        if exc.leaked or explained is None:
+            raise
+        raise explained from exc
+    except KubeError as exc:
+        explained = _explained(exc, namespace, str(exc))
+        if explained is None:
+            raise
+        raise explained from exc
+
+
+def _explained(exc: KubeError, namespace: str, text: str) -> KubeError | None:
+    if isinstance(exc, ForbiddenError):
+        return ForbiddenError(text, code=exc.code, reason=exc.reason, status=exc.status)
+    details = exc.status.get("details")
+    if not isinstance(exc, NotFoundError) or not isinstance(details, dict):
+        return None
+    if details.get("kind") != "namespaces":
+        return None
+    missing = details.get("name") or namespace
+    return NotFoundError(
+        f"namespace {missing!r} does not exist; nothing was created (create it with "
+        f"`kubectl create namespace {missing}`, or choose another with -n)",
+        code=404,
+        reason="NotFound",
+        status=exc.status,
+    )
+
+
+def _submit(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Submitted:
     if source.template is not None:
         t = source.template
         return submit_objects(kube, t.driver, t.dependents, opts=opts)
