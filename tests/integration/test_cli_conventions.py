@@ -237,7 +237,8 @@ def test_get_watch_prints_one_line_or_object_per_change(kubeconfig, kube: Kube, 
         for w in watchers:
             w.terminate()
             outputs.append(w.communicate(timeout=10)[0])
-    rows = [line for line in outputs[0].splitlines() if line.strip()]
+    header, *rows = [line for line in outputs[0].splitlines() if line.strip()]
+    assert header.split()[:3] == ["NAME", "MODE", "STATE"]
     assert all(line.split()[0] == name for line in rows), rows  # rows, no repeated tables
     assert any("Succeeded" in line for line in rows)
     objects = [json.loads(line) for line in outputs[1].splitlines() if line.strip()]

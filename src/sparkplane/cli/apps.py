@@ -105,7 +105,7 @@ def get_apps(
     elif output in (Output.yaml, Output.json):
         for a in apps:
             _print_change(a, output)
-    elif not apps and not watch:
+    elif not apps:
         where = "any namespace" if all_namespaces else f"namespace {sp.namespace}"
         note(f"No Spark applications in {where}.")
     else:
@@ -131,6 +131,7 @@ def _watch(
     all_ns: bool,
 ) -> None:
     seen = {(a.namespace, a.name): a.state for a in apps}
+    header = not apps  # kubectl prints the header once, with the first row
     wanted = {(a.namespace, a.name) for a in sp.list(selector=selector)} if selector else None
     for app in sp.watch(None if all_ns else sp.namespace):
         key = (app.namespace, app.name)
@@ -142,7 +143,8 @@ def _watch(
         if output in (Output.yaml, Output.json):
             _print_change(app, output)
         else:
-            _print_apps([app], output, all_ns, header=False)
+            _print_apps([app], output, all_ns, header=header)
+            header = False
 
 
 @commands.command()
