@@ -289,8 +289,8 @@ class SparkPlane:
         timeout: float | None = None,
     ) -> Iterator[App]:
         """Yield each app as it reaches ``until``, in the order they do (one shared watch)."""
-        refs = [self._ref(a, None) for a in apps]
-        namespaces = {ns for _, ns in refs}
+        refs = [(ns, name) for name, ns in (self._ref(a, None) for a in apps)]
+        namespaces = {ns for ns, _ in refs}
         tracker = self.tracker(namespaces.pop() if len(namespaces) == 1 else None)
         return waiting.as_completed(tracker, refs, until, timeout=timeout, fetch=self.get)
 

@@ -91,7 +91,9 @@ def test_master_selects_the_cluster_or_is_refused(kubeconfig, kube: Kube, namesp
     assert "--master" in yarn.stderr and "not a Kubernetes master" in yarn.stderr
     local = run(kubeconfig, "submit", "--master", "local[*]", *base[1:], check=2)
     assert "not a Kubernetes master" in local.stderr
-    other = run(kubeconfig, "submit", "--master", "k8s://https://10.255.0.1:6443", *base[1:], check=2)
+    other = run(
+        kubeconfig, "submit", "--master", "k8s://https://10.255.0.1:6443", *base[1:], check=2
+    )
     assert "no credentials for https://10.255.0.1:6443" in other.stderr
     assert kube.list("v1", "Pod", namespace) == []
     host = kube.api.configuration.host.removeprefix("https://")
@@ -131,9 +133,7 @@ def test_namespace_rules(kubeconfig, kube: Kube, namespace, tmp_path):
     plain.write_text(yaml.safe_dump(doc_spec))
     name = run(ctx_config, "submit", "-f", str(plain)).stdout.strip()
     assert _driver(kube, namespace)["metadata"]["name"].startswith(name)
-    assert run(ctx_config, "get", "apps", "-o", "name").stdout.strip() == (
-        f"pod/{name}-driver"
-    )
+    assert run(ctx_config, "get", "apps", "-o", "name").stdout.strip() == (f"pod/{name}-driver")
 
 
 def test_errors_are_one_message_with_a_documented_code(kubeconfig, namespace, tmp_path):
@@ -166,7 +166,9 @@ def test_errors_are_one_message_with_a_documented_code(kubeconfig, namespace, tm
     assert "Traceback" in run(dead, "get", "apps", "--debug", check=None).stderr
 
 
-def test_output_is_data_never_markup_and_never_truncated(kubeconfig, kube: Kube, namespace, tmp_path):
+def test_output_is_data_never_markup_and_never_truncated(
+    kubeconfig, kube: Kube, namespace, tmp_path
+):
     long_name = "a-name-that-is-long-enough-to-be-cut-by-a-fixed-width-table-x"
     name = run(
         kubeconfig,
@@ -189,7 +191,11 @@ def test_output_is_data_never_markup_and_never_truncated(kubeconfig, kube: Kube,
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": f"ev-{uuid.uuid4().hex[:6]}"},
-            "involvedObject": {"kind": "Pod", "name": pod["metadata"]["name"], "namespace": namespace},
+            "involvedObject": {
+                "kind": "Pod",
+                "name": pod["metadata"]["name"],
+                "namespace": namespace,
+            },
             "reason": "Custom",
             "type": "Normal",
             "message": "odd [/x] text [red]:smile:",
@@ -202,15 +208,26 @@ def test_output_is_data_never_markup_and_never_truncated(kubeconfig, kube: Kube,
     row = next(line for line in table.splitlines() if namespace in line)
     assert row.split()[1] == name
     rendered = run(
-        kubeconfig, "render", "--name", "r", "--image", IMAGE, "--annotation", "a=:smile:",
-        "--class", "A", JAR,
+        kubeconfig,
+        "render",
+        "--name",
+        "r",
+        "--image",
+        IMAGE,
+        "--annotation",
+        "a=:smile:",
+        "--class",
+        "A",
+        JAR,
     ).stdout
     assert ":smile:" in rendered and "😄" not in rendered
     described = run(kubeconfig, "describe", name, "-n", namespace).stdout
     assert name in described and "Events:" in described and "Custom" in described
 
 
-def test_get_watch_prints_one_line_or_object_per_change(kubeconfig, kube: Kube, namespace, tmp_path):
+def test_get_watch_prints_one_line_or_object_per_change(
+    kubeconfig, kube: Kube, namespace, tmp_path
+):
     env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
     watchers = [
         subprocess.Popen(

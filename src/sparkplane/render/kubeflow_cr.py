@@ -6,7 +6,8 @@ for the Kubeflow Spark operator, from the same spec or spark-submit flags as a n
 main resource, ``image`` and pull settings, the service account,
 labels, annotations, env and node selector on ``driver``/``executor``, cores/memory/instances
 from the mapped conf, and every other setting as ``sparkConf`` (the operator passes it to its
-spark-submit). Pod templates and typed volumes are native-only and refused with a reason.
+spark-submit). Pod templates go to ``driver/executor.template`` (Kubeflow 2.1+), ``sparkUI`` to
+``sparkUIOptions``; typed volumes are native-only and refused with a reason.
 Called by :mod:`sparkplane.usecases.submission`. Pure.
 """
 
@@ -53,6 +54,29 @@ def _role(conf: dict[str, str], role: str, app: SparkApp) -> dict[str, Any]:
     return out
 
 
+def _ui_options(app: SparkApp) -> dict[str, Any]:
+    """``sparkUI`` as Kubeflow's ``sparkUIOptions`` (its operator makes the Service/Ingress)."""
+    ui = app.spec.spark_ui
+    out: dict[str, Any] = {}
+    if ui is None:
+        return out
+    if ui.service is not None:
+        out["servicePort"] = ui.service.port
+        out["serviceType"] = ui.service.type
+        if ui.service.labels:
+            out["serviceLabels"] = dict(ui.service.labels)
+        if ui.service.annotations:
+            out["serviceAnnotations"] = dict(ui.service.annotations)
+    if ui.ingress is not None:
+        if ui.ingress.annotations:
+            out["ingressAnnotations"] = dict(ui.ingress.annotations)
+        if ui.ingress.tls:
+            out["ingressTLS"] = [
+                t.model_dump(by_alias=True, exclude_none=True) for t in ui.ingress.tls
+            ]
+    return out
+
+
 def render_kubeflow_cr(app: SparkApp) -> dict[str, Any]:
     """``app`` as a Kubeflow SparkApplication (ValidationError if it cannot be expressed)."""
     spec = app.spec
@@ -71,12 +95,7 @@ def render_kubeflow_cr(app: SparkApp) -> dict[str, Any]:
         problems.append(
             Problem("spec", "Kubeflow needs a main application file (a jar, .py or .R)")
         )
-    for field, value in (
-        ("spec.driverSpec", spec.driver_spec),
-        ("spec.executorSpec", spec.executor_spec),
-        ("spec.volumes", spec.volumes),
-        ("spec.sparkUI", spec.spark_ui),
-    ):
+    for field, value in (("spec.volumes", spec.volumes),):
         if value:
             problems.append(
                 Problem(
@@ -109,6 +128,11 @@ def render_kubeflow_cr(app: SparkApp) -> dict[str, Any]:
     body["sparkConf"] = conf
     body["driver"] = _role(conf, "driver", app)
     body["executor"] = _role(conf, "executor", app)
+    for role, holder in (("driver", spec.driver_spec), ("executor", spec.executor_spec)):
+        if holder and holder.pod_template_spec:  # Kubeflow >= 2.1: driver/executor.template
+            body[role]["template"] = dict(holder.pod_template_spec)
+    if spec.spark_ui is not None:
+        body["sparkUIOptions"] = _ui_options(app)
     meta: dict[str, Any] = {"name": app.metadata.name}
     if app.metadata.namespace:
         meta["namespace"] = app.metadata.namespace
