@@ -108,7 +108,10 @@ def kubeflow_crd(kube: Kube) -> Iterator[None]:
 
 
 def test_sync_api_inside_a_running_event_loop_and_async_api(
-    kubeconfig: Path, namespace: str, staging_url: str, local_deps: dict[str, Path]
+    kubeconfig: Path,
+    namespace: str,
+    staging_url: str,  # noqa: F811 - the fixture
+    local_deps: dict[str, Path],  # noqa: F811
 ):
     async def notebook_cell() -> list[str]:
         with SparkPlane.connect(kubeconfig=kubeconfig, namespace=namespace) as sp:
