@@ -57,6 +57,6 @@ def test_app_id_placeholder_in_label_values_is_accepted():
         [*base, "--conf", "spark.kubernetes.driver.label.run={{APP_ID}}", "x.jar"]
     )
     validate(ok)
-    bad = from_submit_args([*base, "--conf", "spark.kubernetes.driver.label.run=a b", "x.jar"])
+    bad = from_submit_args([*base, "--conf", "spark.kubernetes.driver.label.run=a b", "local:///x.jar"])
     with pytest.raises(ValidationError, match="invalid label value"):
         validate(bad)
