@@ -54,9 +54,11 @@ def test_app_id_placeholder_in_label_values_is_accepted():
 
     base = ["--image", "apache/spark:4.0.1", "--class", "A"]
     ok = from_submit_args(
-        [*base, "--conf", "spark.kubernetes.driver.label.run={{APP_ID}}", "x.jar"]
+        [*base, "--conf", "spark.kubernetes.driver.label.run={{APP_ID}}", "local:///x.jar"]
     )
     validate(ok)
-    bad = from_submit_args([*base, "--conf", "spark.kubernetes.driver.label.run=a b", "local:///x.jar"])
+    bad = from_submit_args(
+        [*base, "--conf", "spark.kubernetes.driver.label.run=a b", "local:///x.jar"]
+    )
     with pytest.raises(ValidationError, match="invalid label value"):
         validate(bad)
