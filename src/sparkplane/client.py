@@ -24,27 +24,24 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from sparkplane.errors import AppNotFoundError, ConfigError, TimeoutExpired
-from sparkplane.kube import Kube
-from sparkplane.lifecycle import events as _events
-from sparkplane.lifecycle import gc as _gc
-from sparkplane.lifecycle import kill as _kill
-from sparkplane.lifecycle import logs as _logs
-from sparkplane.lifecycle import query, ui
 from sparkplane.lifecycle.apps import App, Mode
-from sparkplane.lifecycle.submit import SubmitOptions, Submitted
-from sparkplane.lifecycle.tracker import Tracker
-from sparkplane.lifecycle.ttl import TtlDecision
-from sparkplane.lifecycle.ui import UiAddress
-from sparkplane.spec import SparkApp
-from sparkplane.usecases import connection, submission, waiting
-from sparkplane.usecases.sources import PathLike, Source, read_source
-from sparkplane.usecases.waiting import Until
+from sparkplane.usecases import connection
 
-AppLike = App | Submitted | str
-SpecSource = SparkApp | PathLike | Mapping[str, Any]
+if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
+    from sparkplane.kube import Kube
+    from sparkplane.lifecycle.submit import SubmitOptions, Submitted
+    from sparkplane.lifecycle.tracker import Tracker
+    from sparkplane.lifecycle.ttl import TtlDecision
+    from sparkplane.lifecycle.ui import UiAddress
+    from sparkplane.spec import SparkApp
+    from sparkplane.usecases.sources import PathLike, Source
+    from sparkplane.usecases.waiting import Until
+
+AppLike = Union[App, "Submitted", str]
+SpecSource = Union["SparkApp", "PathLike", Mapping[str, Any]]
 Obj = dict[str, Any]
 
 
@@ -124,6 +121,8 @@ class SparkPlane:
         submission_id: str | None = None,
     ) -> Source:
         """Resolve one input (spec, spark-submit ``argv`` or ``template`` dir) into a Source."""
+        from sparkplane.usecases.sources import read_source
+
         return read_source(
             spec=spec,
             argv=argv,
@@ -145,6 +144,9 @@ class SparkPlane:
         self, source: Source | SpecSource, *, mode: Mode | str = Mode.NATIVE, **options: Any
     ) -> builtins.list[Obj]:
         """The exact manifests ``submit`` would create; nothing is created."""
+        from sparkplane.usecases import submission
+        from sparkplane.usecases.sources import Source
+
         src = source if isinstance(source, Source) else self.source(source)
         opts = _options(options)
         server = self._kube.api.configuration.host if self._kube is not None else None
@@ -173,6 +175,9 @@ class SparkPlane:
         are uploaded to ``staging_server`` (relative paths resolve against
         ``staging_base_dir``, default: the current directory, as with spark-submit).
         """
+        from sparkplane.usecases import submission
+        from sparkplane.usecases.sources import Source
+
         src = (
             source
             if isinstance(source, Source)
@@ -213,6 +218,8 @@ class SparkPlane:
     def get(self, app: AppLike, namespace: str | None = None) -> App:
         """The current state of one application (native or operator)."""
         name, ns = self._ref(app, namespace)
+        from sparkplane.lifecycle import query
+
         return query.get_app(self.kube, name, ns)
 
     def list(
@@ -225,21 +232,27 @@ class SparkPlane:
         """Applications of a namespace (default: this client's) or of all namespaces;
         ``selector`` is a label selector (``-l``) on the driver pod or SparkApplication."""
         ns = None if all_namespaces else namespace or self.namespace
+        from sparkplane.lifecycle import query
+
         return query.list_apps(self.kube, ns, selector=selector)
 
     def describe(self, app: AppLike, namespace: str | None = None) -> dict[str, Any]:
         """The app's summary, the objects it owns and its events (``sparkplane describe``)."""
+        from sparkplane.lifecycle import events, kill
+
         resolved = app if isinstance(app, App) else self.get(app, namespace)
         return {
             "app": resolved.summary(),
-            "objects": _kill.remaining_objects(
+            "objects": kill.remaining_objects(
                 self.kube, resolved.namespace, {resolved.owner.get("metadata", {}).get("uid", "")}
             ),
-            "events": _events.app_events(self.kube, resolved),
+            "events": events.app_events(self.kube, resolved),
         }
 
     def tracker(self, namespace: str | None = None) -> Tracker:
         """The shared, started tracker for a namespace (None: all namespaces)."""
+        from sparkplane.lifecycle.tracker import Tracker
+
         with self._lock:
             if namespace not in self._trackers:
                 self._trackers[namespace] = Tracker(self.kube, namespace).start()
@@ -254,6 +267,8 @@ class SparkPlane:
         on_change: Callable[[App], None] | None = None,
     ) -> App:
         """Block until the app's state satisfies ``until`` (default: finished)."""
+        from sparkplane.usecases import waiting
+
         name, ns = self._ref(app, None)
         waiting.condition(until)  # an unknown condition fails before anything is watched
         tracker = self.tracker(ns)
@@ -289,6 +304,8 @@ class SparkPlane:
         timeout: float | None = None,
     ) -> Iterator[App]:
         """Yield each app as it reaches ``until``, in the order they do (one shared watch)."""
+        from sparkplane.usecases import waiting
+
         refs = [(ns, name) for name, ns in (self._ref(a, None) for a in apps)]
         namespaces = {ns for ns, _ in refs}
         tracker = self.tracker(namespaces.pop() if len(namespaces) == 1 else None)
@@ -339,7 +356,9 @@ class SparkPlane:
         namespace: str | None = None,
     ) -> Iterator[str]:
         """Log lines of the driver (or executor N); ``follow`` streams until the pod ends."""
-        return _logs.stream_logs(
+        from sparkplane.lifecycle.logs import stream_logs
+
+        return stream_logs(
             self.kube,
             self._app(app, namespace),
             executor=executor,
@@ -350,11 +369,15 @@ class SparkPlane:
 
     def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Obj]:
         """Every event of the app's objects, oldest first."""
-        return _events.app_events(self.kube, self._app(app, namespace))
+        from sparkplane.lifecycle.events import app_events
+
+        return app_events(self.kube, self._app(app, namespace))
 
     def ui(self, app: AppLike, *, wait: float = 0.0, namespace: str | None = None) -> UiAddress:
         """The Spark UI address (Ingress, once its load balancer address is known)."""
-        return ui.ui_address(self.kube, self._app(app, namespace), wait=wait)
+        from sparkplane.lifecycle.ui import ui_address
+
+        return ui_address(self.kube, self._app(app, namespace), wait=wait)
 
     def forward_ui(
         self,
@@ -394,7 +417,9 @@ class SparkPlane:
     ) -> None:
         """Delete the app's owner (Background); ``wait`` until the GC removed all it owned."""
         resolved = self._app(app, namespace)
-        _kill.kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
+        from sparkplane.lifecycle.kill import kill
+
+        kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
 
     def gc(
         self,
@@ -406,13 +431,15 @@ class SparkPlane:
     ) -> builtins.list[TtlDecision]:
         """Delete finished native drivers past their TTL (per app, else ``older_than``)."""
         ns = None if all_namespaces else namespace or self.namespace
-        return _gc.collect_garbage(self.kube, ns, default_ttl=older_than, dry_run=dry_run)
+        from sparkplane.lifecycle.gc import collect_garbage
+
+        return collect_garbage(self.kube, ns, default_ttl=older_than, dry_run=dry_run)
 
     def _app(self, app: AppLike, namespace: str | None) -> App:
         return app if isinstance(app, App) else self.get(app, namespace)
 
     def _ref(self, app: AppLike, namespace: str | None) -> tuple[str, str]:
-        if isinstance(app, App | Submitted):
+        if not isinstance(app, str):  # an App or a Submitted
             return app.name, app.namespace
         if not app:
             raise AppNotFoundError("no application name given")
@@ -420,4 +447,6 @@ class SparkPlane:
 
 
 def _options(options: Mapping[str, Any]) -> SubmitOptions:
+    from sparkplane.lifecycle.submit import SubmitOptions
+
     return SubmitOptions(**{k: v for k, v in options.items() if v is not None})

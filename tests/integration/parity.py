@@ -24,7 +24,7 @@ import yaml
 from sparkplane.kube import Kube
 from sparkplane.render.properties import load
 from sparkplane.spec import SparkApp
-from sparkplane.usecases.sources import app_from_submit_args
+from sparkplane.usecases.sources import read_source
 
 Obj = dict[str, Any]
 K8S = "spark.kubernetes"
@@ -122,9 +122,12 @@ def run_spark_submit(server: str, argv: list[str], kubeconfig: Path, timeout: fl
 
 # -- the same inputs for sparkplane -----------------------------------------------------------
 def sparkplane_app(argv: list[str]) -> SparkApp:
-    """What ``sparkplane submit <argv>`` builds (pod template files are read into the spec:
-    deviation ``inline-pod-template``)."""
-    return app_from_submit_args(argv)
+    """What ``sparkplane submit <argv>`` builds, through the same use-case as the CLI and the
+    API (``--verbose``/``--properties-file``/``--master`` handled; pod template files are read
+    into the spec: deviation ``inline-pod-template``)."""
+    app = read_source(argv=argv).app
+    assert app is not None
+    return app
 
 
 # -- reading back -------------------------------------------------------------------------------

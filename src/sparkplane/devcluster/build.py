@@ -185,7 +185,26 @@ def _build_kwok(go: str, dest: Path, log: Path) -> None:
     _build_module(go, module, "sigs.k8s.io/kwok/cmd/kwok", "kwok", dest, log)
 
 
-def _build_kubernetes(go: str, dest: Path, log: Path) -> None:
+def ensure_kubectl(cache_dir: Path, progress: Progress = lambda _: None) -> Path:
+    """kubectl of the pinned Kubernetes release, built like the control plane (optional: only
+    ``benchmarks/cli_startup.py`` uses it, to compare sparkplane's start-up with kubectl's)."""
+    dest = cache_dir / "bin" / f"kubectl-v{versions.KUBERNETES}"
+    binary = dest / "kubectl"
+    if os.access(binary, os.X_OK):
+        return binary
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with _lock(cache_dir / "bin.lock"):
+        if not os.access(binary, os.X_OK):
+            (cache_dir / "logs").mkdir(parents=True, exist_ok=True)
+            progress(f"building kubectl v{versions.KUBERNETES} (several minutes, once)")
+            log = cache_dir / "logs" / "build-kubectl.log"
+            _build_kubernetes(_go_command(), dest, log, binaries=("kubectl",))
+    return binary
+
+
+def _build_kubernetes(
+    go: str, dest: Path, log: Path, binaries: tuple[str, ...] = versions.KUBE_BINARIES
+) -> None:
     version = versions.KUBERNETES
     minor = version.split(".")[1]
     staging = "0." + version.split(".", 1)[1]
@@ -204,7 +223,7 @@ def _build_kubernetes(go: str, dest: Path, log: Path) -> None:
         # every staging module that k8s.io/kubernetes requires at the fake version v0.0.0
         for module in sorted(set(re.findall(r"^\s+(k8s\.io/[\w.-]+) v0\.0\.0$", gomod, re.M))):
             _run([go, "mod", "edit", f"-replace={module}={module}@v{staging}"], work, log)
-        packages = [f"k8s.io/kubernetes/cmd/{b}" for b in versions.KUBE_BINARIES]
+        packages = [f"k8s.io/kubernetes/cmd/{b}" for b in binaries]
         _run([go, "get", *(f"{p}@v{version}" for p in packages)], work, log)
         stamp = ["-s", "-w"]
         for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):

@@ -19,7 +19,6 @@ from pathlib import Path
 from sparkplane.errors import ConfigError, Problem, ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.config import context_namespace, contexts_for_server, kubeconfig_files
-from sparkplane.spec.submit_args import k8s_master_url
 
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -87,6 +86,8 @@ def for_master(conn: Connection, current_server: str, master: str | None) -> Con
     else the kubeconfig context whose cluster is that server; else a ValidationError."""
     if master is None:
         return None
+    from sparkplane.spec.submit_args import k8s_master_url
+
     url = k8s_master_url(master).rstrip("/")
     if url == current_server.rstrip("/"):
         return None
