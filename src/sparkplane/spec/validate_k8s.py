@@ -43,6 +43,18 @@ def check_k8s_names(app: SparkApp, conf: Mapping[str, str], path_of: PathOf, add
         _volumes(conf, role, path_of, add)
     _env(conf, path_of, add)
     _objects(app, conf, path_of, add)
+    for key in _LOCAL_ONLY:
+        if conf.get(key):
+            add(
+                path_of(key),
+                "Kerberos files on the submitting machine are not supported",
+                "put krb5.conf in a ConfigMap and name it with "
+                "spark.kubernetes.kerberos.krb5.configMapName; keytabs are not supported",
+            )
+
+
+# spark-submit reads these on the submitter and ships them; sparkplane does not
+_LOCAL_ONLY = ("spark.kubernetes.kerberos.krb5.path", "spark.kerberos.keytab")
 
 
 # What spark-submit substitutes in label values (SPARK-47730): checked as the longest value

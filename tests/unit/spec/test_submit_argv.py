@@ -62,3 +62,14 @@ def test_app_id_placeholder_in_label_values_is_accepted():
     )
     with pytest.raises(ValidationError, match="invalid label value"):
         validate(bad)
+
+
+def test_kerberos_files_on_the_submitter_are_refused():
+    from sparkplane.spec import from_submit_args, validate
+
+    app = from_submit_args(
+        ["--image", "apache/spark:4.0.1", "--class", "A", "--conf",
+         "spark.kubernetes.kerberos.krb5.path=/etc/krb5.conf", "local:///x.jar"]
+    )  # fmt: skip
+    with pytest.raises(ValidationError, match="krb5.configMapName"):
+        validate(app)
