@@ -71,5 +71,5 @@ def test_kerberos_files_on_the_submitter_are_refused():
         ["--image", "apache/spark:4.0.1", "--class", "A", "--conf",
          "spark.kubernetes.kerberos.krb5.path=/etc/krb5.conf", "local:///x.jar"]
     )  # fmt: skip
-    with pytest.raises(ValidationError, match="krb5.configMapName"):
+    with pytest.raises(ValidationError, match=r"krb5\.configMapName"):
         validate(app)
