@@ -13,3 +13,13 @@ KWOK = "0.8.0"
 GO_MINIMUM = (1, 26)
 
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+# The real node (``dev-cluster up --real-node``): versions verified on this machine kind
+# (../shared/reference/real-node.md). containerd 2.2 pins pause 3.10.1 as its sandbox image.
+CONTAINERD = "2.2.9"
+RUNC = "1.4.3"
+CNI_PLUGINS = "1.9.1"
+COREDNS = "1.14.2"  # kubeadm 1.36's pin
+PAUSE = "3.10.1"
+NODE_BINARIES = ("kubelet", "kube-proxy")
+CNI_PLUGIN_NAMES = ("bridge", "host-local", "loopback", "portmap")
