@@ -100,9 +100,7 @@ def spec(
         },
     }
     if python:
-        body["spec"]["pyFiles"] = None
-        body["spec"].pop("pyFiles")
-        body["spec"]["mainApplicationFile"] = SPARK_PI_PY
+        body["spec"]["pyFiles"] = SPARK_PI_PY  # Apache's API: the main Python file
     else:
         body["spec"]["mainClass"] = "org.sparkplane.examples.SparkPi"
         body["spec"]["jars"] = SPARK_PI_JAR
@@ -132,12 +130,18 @@ def cli(kubeconfig: Path, *args: str, check: int | None = 0, timeout: float = 30
     return proc
 
 
+def submit(kubeconfig: Path, *args: str) -> str:
+    """``sparkplane submit ARGS``; the application's name (what the other commands take)."""
+    out = cli(kubeconfig, "submit", *args).stdout.strip().splitlines()
+    return out[-1].split()[-1].rsplit("/", 1)[-1]
+
+
 def driver_pod(kube: Kube, namespace: str, app: str) -> dict[str, Any] | None:
+    """The driver pod of ``app`` (its name, or its ``spark-app-name``), if any."""
     pods = kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
     for pod in pods:
-        if pod["metadata"]["labels"].get("spark-app-name") == app or pod["metadata"][
-            "name"
-        ].startswith(app):
+        meta = pod["metadata"]
+        if app in (meta["labels"].get("spark-app-name"), meta["name"].removesuffix("-driver")):
             return pod
     return None
 

@@ -15,7 +15,15 @@ from sparkplane.kube import Kube
 from tests.integration.parity import run_spark_submit
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import SERVICE_ACCOUNT
-from tests.realnode.sparkapps import SPARK_IMAGE, cli, driver_pod, pod_logs, spec, write
+from tests.realnode.sparkapps import (
+    SPARK_IMAGE,
+    cli,
+    driver_pod,
+    pod_logs,
+    spec,
+    submit,
+    write,
+)
 from tests.realnode.test_spark import PI_LINE, _python_app
 
 
@@ -53,19 +61,21 @@ def test_higher_priority_app_preempts_a_running_one(
     doc = json.loads(json.dumps(__import__("yaml").safe_load(low_path.read_text())))
     doc["spec"]["driver"]["priorityClassName"] = low
     write(tmp_path, doc)
-    cli(kubeconfig, "submit", "-f", str(low_path))
-    cli(kubeconfig, "wait", "low", "--for", "running", "-n", namespace, "--timeout", "120")
-    hi = spec("high", namespace, python=True, args=["2"], executors=0, conf=big)
+    low_name = submit(kubeconfig, "-f", str(low_path))
+    cli(kubeconfig, "wait", low_name, "--for", "running", "-n", namespace, "--timeout", "120")
+    hi = spec("high", namespace, python=True, args=["2"], executors=1, conf=big)
     hi["spec"]["driver"]["priorityClassName"] = high
-    cli(kubeconfig, "submit", "-f", str(write(tmp_path, hi)))
-    cli(kubeconfig, "wait", "low", "-n", namespace, "--timeout", "180", check=1)
-    app = json.loads(cli(kubeconfig, "get", "apps", "low", "-n", namespace, "-o", "json").stdout)
+    high_name = submit(kubeconfig, "-f", str(write(tmp_path, hi)))
+    cli(kubeconfig, "wait", low_name, "-n", namespace, "--timeout", "180", check=1)
+    app = json.loads(
+        cli(kubeconfig, "get", "apps", low_name, "-n", namespace, "-o", "json").stdout
+    )
     text = json.dumps(app)
     assert "Preempted" in text
-    high_driver = wait_for(lambda: driver_pod(kube, namespace, "high"), timeout=60, what="high")
-    assert high_driver["metadata"]["name"] in text or high_driver["metadata"]["uid"] in text
-    cli(kubeconfig, "wait", "high", "-n", namespace, "--timeout", "300")
-    assert PI_LINE in cli(kubeconfig, "logs", "high", "-n", namespace).stdout
+    high_driver = wait_for(lambda: driver_pod(kube, namespace, high_name), timeout=60, what="high")
+    assert high_driver["metadata"]["name"] in text
+    cli(kubeconfig, "wait", high_name, "-n", namespace, "--timeout", "300")
+    assert PI_LINE in cli(kubeconfig, "logs", high_name, "-n", namespace).stdout
 
 
 def test_same_sparkpi_through_spark_submit_and_sparkplane(
@@ -93,8 +103,8 @@ def test_same_sparkpi_through_spark_submit_and_sparkplane(
     )
     assert PI_LINE in pod_logs(kube, namespace, theirs["metadata"]["name"])
     started = time.monotonic()
-    cli(kubeconfig, "submit", "--wait", "--timeout", "300", "--name", "via-sparkplane",
-        *common, *main)  # fmt: skip
+    name = submit(kubeconfig, "--wait", "--timeout", "300", "--name", "via-sparkplane",
+                  *common, *main)  # fmt: skip
     sparkplane_s = time.monotonic() - started
-    assert PI_LINE in cli(kubeconfig, "logs", "via-sparkplane", "-n", namespace).stdout
+    assert PI_LINE in cli(kubeconfig, "logs", name, "-n", namespace).stdout
     print(f"SparkPi end to end: spark-submit {spark_submit_s:.1f}s, sparkplane {sparkplane_s:.1f}s")

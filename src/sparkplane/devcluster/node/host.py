@@ -112,6 +112,19 @@ def setup(plan: NodePlan, holder: int) -> None:
         target.write_text(value + "\n")
         binds.append(f"mount --bind {target} /proc/sys/{name}")
     _run(in_node(holder, ["sh", "-c", " && ".join(binds)]), "shielding the host's sysctls")
+    make_cgroup_root(plan)
+
+
+def make_cgroup_root(plan: NodePlan) -> None:
+    """The kubelet wants its cgroup root in every hierarchy before it starts (cpuset's needs
+    the parent's cpus and mems, or nothing could join it)."""
+    hierarchies = [d for d in CGROUP_FS.iterdir() if d.is_dir() and (d / "cgroup.procs").exists()]
+    for hierarchy in hierarchies:
+        root = hierarchy / plan.cgroup_root
+        root.mkdir(exist_ok=True)
+        for name in ("cpuset.cpus", "cpuset.mems"):
+            if (hierarchy / name).exists():
+                (root / name).write_text((hierarchy / name).read_text())
 
 
 def _pids_in_namespace(ns: str) -> list[int]:

@@ -220,8 +220,8 @@ state = "{self.path("containerd", "state")}"
             "clientConnection": {"kubeconfig": str(kubeconfig)},
             "hostnameOverride": NODE_NAME,
             "bindAddress": self.node_ip,
-            "healthzBindAddress": "127.0.0.1:10256",
-            "metricsBindAddress": "127.0.0.1:10249",
+            "healthzBindAddress": f"{self.node_ip}:10256",
+            "metricsBindAddress": f"{self.node_ip}:10249",
             "nodePortAddresses": [f"{self.node_ip}/32"],
             "clusterCIDR": self.pod_cidr,
             "oomScoreAdj": 0,
@@ -240,8 +240,8 @@ state = "{self.path("containerd", "state")}"
         return f""".:53 {{
     bind {self.bridge_ip}
     errors
-    health 127.0.0.1:8080
-    ready 127.0.0.1:8181
+    health {self.bridge_ip}:8080
+    ready {self.bridge_ip}:8181
     kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
         kubeconfig {kubeconfig}
         pods insecure
