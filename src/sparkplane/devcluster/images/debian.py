@@ -22,7 +22,13 @@ from typing import IO
 
 from sparkplane.devcluster.hostdeps import ensure_debian_packages
 from sparkplane.devcluster.images import cache
-from sparkplane.devcluster.images.layers import Entry, LayerBlob, Opener, write_layer
+from sparkplane.devcluster.images.layers import (
+    Entry,
+    LayerBlob,
+    Opener,
+    data_file,
+    write_layer,
+)
 from sparkplane.errors import DevClusterError
 
 Progress = Callable[[str], None]
@@ -49,6 +55,13 @@ DPKG_OPTIONS = (
     "path-exclude=/usr/share/info/*",
 )
 ESSENTIAL_HOOK = 'mkdir -p "$1/usr/share/man/man1"'
+HOST_FILES = {
+    "etc/hostname": b"localhost\n",
+    "etc/hosts": b"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+    "etc/resolv.conf": b"",
+}
+"""Files mmdebstrap copies from the build host, replaced by neutral ones (the runtime mounts its
+own in a pod): the layer must not carry the host's name or DNS settings."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,7 @@ def recipe() -> dict[str, object]:
         "mirrors": MIRRORS,
         "dpkg": DPKG_OPTIONS,
         "hook": ESSENTIAL_HOOK,
+        "host_files": {name: cache.hash_bytes(data) for name, data in HOST_FILES.items()},
     }
 
 
@@ -139,7 +153,7 @@ def _mmdebstrap(out: Path, log: Path) -> None:
 
 def _entries(tar: tarfile.TarFile) -> list[Entry]:
     """mmdebstrap's members as layer entries: names without ``./``, no device nodes."""
-    members = {_name(m.name): m for m in tar.getmembers() if _name(m.name)}
+    members = {_name(m.name): m for m in tar.getmembers() if _name(m.name) not in ("", *HOST_FILES)}
     linked = {_name(m.linkname) for m in members.values() if m.islnk()}
     out: list[Entry] = []
     for name, member in members.items():
@@ -154,7 +168,7 @@ def _entries(tar: tarfile.TarFile) -> list[Entry]:
             out.append(
                 Entry(name, "file", mode, uid, gid, data.size, _opener(tar, data), inode=key)
             )
-    return out
+    return out + [data_file(name, data) for name, data in HOST_FILES.items()]
 
 
 def _name(raw: str) -> str:
