@@ -8,9 +8,13 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import sparkplane
+from sparkplane.devcluster import versions
 from sparkplane.devcluster.images import debian, project, spark
 from sparkplane.devcluster.images.layers import Entry, write_layer
+from sparkplane.errors import DevClusterError
 
 PASSWD = "root:x:0:0:root:/root:/bin/bash\n"
 GROUP = "root:x:0:\n"
@@ -88,6 +92,30 @@ def test_base_layer_recipe_names_the_packages_and_the_man_page_fix():
     assert argv[:2] == ["mmdebstrap", "--variant=apt"]
     assert "--include=openjdk-17-jre-headless,tini,python3,procps,ca-certificates," in argv[2] + ","
     assert '--essential-hook=mkdir -p "$1/usr/share/man/man1"' in argv
+    assert "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr" in argv
     assert "--dpkgopt=path-exclude=/usr/share/man/*" in argv
     assert argv[argv.index("bookworm") + 1] == "/tmp/out.tar"
     assert importlib.metadata.version("pyspark") == "4.0.1"
+
+
+def test_wrong_pyspark_version_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(versions, "SPARK", "9.9.9")
+    with pytest.raises(DevClusterError, match=r"pip install pyspark==9\.9\.9"):
+        spark.pyspark_dir()
+
+
+def test_failed_mmdebstrap_names_the_log_and_leaves_no_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fake = tmp_path / "bin" / "mmdebstrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'E: cannot reach the mirror' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    cache_dir = tmp_path / "cache"
+    log = cache_dir / "logs" / "image-debian.log"
+    with pytest.raises(DevClusterError, match="cannot reach the mirror") as failure:
+        debian.ensure_base(cache_dir, lambda _: None)
+    assert str(log) in str(failure.value)
+    assert debian.cached_base(cache_dir) is None
+    assert not debian.base_dir(cache_dir).exists()

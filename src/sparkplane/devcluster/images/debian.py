@@ -1,8 +1,8 @@
 """The shared base layer: a Debian bookworm root filesystem made by ``mmdebstrap``, built once.
 
 ``mmdebstrap --variant=apt`` installs :data:`PACKAGES` (a JRE, tini, python3, procps,
-ca-certificates, nss_wrapper for arbitrary uids) without recommends, documentation (copyright
-files kept), man pages, info pages or translations. Excluding man pages breaks the JRE's
+ca-certificates, nss_wrapper for arbitrary uids) on a merged /usr without recommends,
+documentation (copyright files kept), man pages, info pages or translations. Excluding man pages breaks the JRE's
 ``postinst`` (``update-alternatives`` wants ``/usr/share/man/man1``), so an essential hook creates
 that directory. mmdebstrap's tar is rewritten as a deterministic layer (device nodes dropped; the
 runtime supplies ``/dev``); ``/etc/passwd`` and ``/etc/group`` are kept beside it so upper
@@ -55,6 +55,9 @@ DPKG_OPTIONS = (
     "path-exclude=/usr/share/info/*",
 )
 ESSENTIAL_HOOK = 'mkdir -p "$1/usr/share/man/man1"'
+MERGED_USR_HOOKS = "/usr/share/mmdebstrap/hooks/merged-usr"
+"""mmdebstrap's own hooks: /usr merged up front and ``usr-is-merged`` installed, so apt does not
+pull ``usrmerge`` (and with it a full perl, ~50 MB) into the image."""
 HOST_FILES = {
     "etc/hostname": b"localhost\n",
     "etc/hosts": b"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
@@ -82,6 +85,7 @@ def recipe() -> dict[str, object]:
         "mirrors": MIRRORS,
         "dpkg": DPKG_OPTIONS,
         "hook": ESSENTIAL_HOOK,
+        "hook_dir": MERGED_USR_HOOKS,
         "host_files": {name: cache.hash_bytes(data) for name, data in HOST_FILES.items()},
     }
 
@@ -133,7 +137,8 @@ def ensure_base(cache_dir: Path, progress: Progress) -> BaseLayer:
 def mmdebstrap_argv(out: Path) -> list[str]:
     argv = ["mmdebstrap", "--variant=apt", "--include=" + ",".join(PACKAGES)]
     argv += ["--aptopt=APT::Install-Recommends false", *(f"--dpkgopt={o}" for o in DPKG_OPTIONS)]
-    argv += [f"--essential-hook={ESSENTIAL_HOOK}", SUITE, str(out), *MIRRORS]
+    argv += [f"--hook-dir={MERGED_USR_HOOKS}", f"--essential-hook={ESSENTIAL_HOOK}"]
+    argv += [SUITE, str(out), *MIRRORS]
     return argv
 
 
