@@ -1,14 +1,14 @@
 """The shared base layer: a Debian bookworm root filesystem made by ``mmdebstrap``, built once.
 
 ``mmdebstrap --variant=apt`` installs :data:`PACKAGES` (a JRE, tini, python3, procps,
-ca-certificates, nss_wrapper for arbitrary uids) on a merged /usr without recommends,
-documentation (copyright files kept), man pages, info pages or translations. Excluding man
-pages breaks the JRE's ``postinst`` (``update-alternatives`` wants ``/usr/share/man/man1``), so an
-essential hook creates that directory. mmdebstrap's tar is rewritten as a deterministic layer (device nodes dropped; the
-runtime supplies ``/dev``); ``/etc/passwd`` and ``/etc/group`` are kept beside it so upper
-layers can add their users. The layer's key is its recipe: the package list, options and mirrors,
-not the day it was built. Called by the builder; it needs root (or mmdebstrap's unshare mode) and
-the Debian mirror.
+ca-certificates, nss_wrapper for arbitrary uids) on a merged /usr without recommends, documentation
+(copyright files kept), man pages, info pages or translations. Excluding man pages breaks the JRE's
+``postinst`` (``update-alternatives`` wants ``/usr/share/man/man1``), so an essential hook creates
+that directory. mmdebstrap's tar is rewritten as a deterministic layer (device nodes dropped; the
+runtime supplies ``/dev``); ``/etc/passwd`` and ``/etc/group`` are kept beside it so upper layers
+can add their users. The layer's key is its recipe: the package list, options and mirrors, not the
+day it was built. Called by the builder; it needs root (or mmdebstrap's unshare mode) and the
+Debian mirror.
 """
 
 from __future__ import annotations
