@@ -11,8 +11,9 @@ from typing import Any
 
 import yaml
 
-from sparkplane.devcluster.images import SPARK_IMAGE as SPARK_IMAGE
-from sparkplane.devcluster.images import SPARK_PI_JAR, SPARK_PI_PY
+from sparkplane.devcluster.images import SPARK_IMAGE, SPARK_PI_JAR, SPARK_PI_PY
+
+__all__ = ["SPARK_IMAGE", "cli", "driver_pod", "pod_logs", "run_pod", "spec", "submit", "write"]
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for
@@ -126,7 +127,9 @@ def cli(kubeconfig: Path, *args: str, check: int | None = 0, timeout: float = 30
         check=False,
     )
     if check is not None:
-        assert proc.returncode == check, f"{args}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        assert proc.returncode == check, (
+            f"{args}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
