@@ -5,8 +5,8 @@ and prints min / median / max wall time: ``sparkplane --help``, ``sparkplane get
 (one namespace: a pod list, an event list and two SparkApplication kinds), ``kubectl --help``
 and ``kubectl get pods -l spark-role`` (the nearest kubectl command), with a bare
 ``python -c pass`` as the interpreter floor. kubectl v<pinned> is built once from the same Go
-modules as the dev cluster's kube-apiserver (``devcluster.build.ensure_kubectl``, into the
-shared cache). Also prints where ``get apps``'s import time goes (``python -X importtime``).
+modules as the dev cluster's kube-apiserver (``devcluster.build.build_kubernetes``), into the
+shared cache, the first time. Also prints where ``get apps``'s import time goes (``python -X importtime``).
 Target: ``sparkplane get apps`` under 0.3 s. Prints figures; asserts nothing.
 
     .venv/bin/python benchmarks/cli_startup.py --kubeconfig PATH [--runs 15] [--namespace default]
@@ -22,10 +22,25 @@ import sys
 import time
 from pathlib import Path
 
-from sparkplane.devcluster.build import ensure_kubectl
+from sparkplane.devcluster import versions
+from sparkplane.devcluster.build import build_kubernetes, go_command, lock
 from sparkplane.devcluster.cluster import default_cache_dir
 
 SPARKPLANE = str(Path(sys.executable).with_name("sparkplane"))
+
+
+def ensure_kubectl(cache_dir: Path) -> Path:
+    """kubectl of the pinned release, built once like the control plane (several minutes)."""
+    dest = cache_dir / "bin" / f"kubectl-v{versions.KUBERNETES}"
+    binary = dest / "kubectl"
+    if not os.access(binary, os.X_OK):
+        (cache_dir / "logs").mkdir(parents=True, exist_ok=True)
+        with lock(cache_dir / "bin.lock"):
+            if not os.access(binary, os.X_OK):
+                print(f"[kubectl] building v{versions.KUBERNETES} (several minutes, once)")
+                log = cache_dir / "logs" / "build-kubectl.log"
+                build_kubernetes(go_command(), dest, log, binaries=("kubectl",))
+    return binary
 
 
 def timed(cmd: list[str], env: dict[str, str], runs: int) -> list[float]:
@@ -75,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.kubeconfig:
         raise SystemExit("--kubeconfig (or KUBECONFIG) names the cluster to query")
-    kubectl = str(ensure_kubectl(default_cache_dir(), lambda m: print(f"[kubectl] {m}")))
+    kubectl = str(ensure_kubectl(default_cache_dir()))
     env = dict(os.environ, KUBECONFIG=args.kubeconfig)
     env.pop("SPARKPLANE_KUBECONFIG", None)
     ns = args.namespace
