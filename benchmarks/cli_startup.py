@@ -6,7 +6,8 @@ and prints min / median / max wall time: ``sparkplane --help``, ``sparkplane get
 and ``kubectl get pods -l spark-role`` (the nearest kubectl command), with a bare
 ``python -c pass`` as the interpreter floor. kubectl v<pinned> is built once from the same Go
 modules as the dev cluster's kube-apiserver (``devcluster.build.build_kubernetes``), into the
-shared cache, the first time. Also prints where ``get apps``'s import time goes (``python -X importtime``).
+shared cache, the first time. Also prints where ``get apps``'s import time goes
+(``python -X importtime``).
 Target: ``sparkplane get apps`` under 0.3 s. Prints figures; asserts nothing.
 
     .venv/bin/python benchmarks/cli_startup.py --kubeconfig PATH [--runs 15] [--namespace default]
