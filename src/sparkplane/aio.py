@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
-from sparkplane.client import AppLike, SparkPlane
+from sparkplane.client import SparkPlane
+from sparkplane.client_ops import AppLike
 from sparkplane.lifecycle.apps import App
 from sparkplane.lifecycle.submit import Submitted
 from sparkplane.lifecycle.ttl import TtlDecision

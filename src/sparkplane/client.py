@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import builtins
 import os
-import queue
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from sparkplane.errors import AppNotFoundError, ConfigError, TimeoutExpired
+from sparkplane.client_ops import AppLike, AppOperations
+from sparkplane.errors import ConfigError
 from sparkplane.lifecycle.apps import App, Mode
 from sparkplane.usecases import connection
 
@@ -34,18 +33,14 @@ if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs no
     from sparkplane.kube import Kube
     from sparkplane.lifecycle.submit import SubmitOptions, Submitted
     from sparkplane.lifecycle.tracker import Tracker
-    from sparkplane.lifecycle.ttl import TtlDecision
-    from sparkplane.lifecycle.ui import UiAddress
     from sparkplane.spec import SparkApp
     from sparkplane.usecases.sources import PathLike, Source
-    from sparkplane.usecases.waiting import Until
 
-AppLike = Union[App, "Submitted", str]
 SpecSource = Union["SparkApp", "PathLike", Mapping[str, Any]]
 Obj = dict[str, Any]
 
 
-class SparkPlane:
+class SparkPlane(AppOperations):
     """A connection to one cluster and a default namespace (the context's, as kubectl)."""
 
     def __init__(
@@ -215,13 +210,6 @@ class SparkPlane:
         return other.open() if other is not None else self.kube
 
     # -- queries --------------------------------------------------------------------------
-    def get(self, app: AppLike, namespace: str | None = None) -> App:
-        """The current state of one application (native or operator)."""
-        name, ns = self._ref(app, namespace)
-        from sparkplane.lifecycle import query
-
-        return query.get_app(self.kube, name, ns)
-
     def list(
         self,
         namespace: str | None = None,
@@ -238,212 +226,9 @@ class SparkPlane:
 
     def describe(self, app: AppLike, namespace: str | None = None) -> dict[str, Any]:
         """The app's summary, the objects it owns and its events (``sparkplane describe``)."""
-        from sparkplane.lifecycle import events, kill
+        from sparkplane.lifecycle.events import describe
 
-        resolved = app if isinstance(app, App) else self.get(app, namespace)
-        return {
-            "app": resolved.summary(),
-            "objects": kill.remaining_objects(
-                self.kube, resolved.namespace, {resolved.owner.get("metadata", {}).get("uid", "")}
-            ),
-            "events": events.app_events(self.kube, resolved),
-        }
-
-    def tracker(self, namespace: str | None = None) -> Tracker:
-        """The shared, started tracker for a namespace (None: all namespaces)."""
-        from sparkplane.lifecycle.tracker import Tracker
-
-        with self._lock:
-            if namespace not in self._trackers:
-                self._trackers[namespace] = Tracker(self.kube, namespace).start()
-            return self._trackers[namespace]
-
-    def wait(
-        self,
-        app: AppLike,
-        until: Until = "finished",
-        *,
-        timeout: float | None = None,
-        on_change: Callable[[App], None] | None = None,
-    ) -> App:
-        """Block until the app's state satisfies ``until`` (default: finished)."""
-        from sparkplane.usecases import waiting
-
-        name, ns = self._ref(app, None)
-        waiting.condition(until)  # an unknown condition fails before anything is watched
-        tracker = self.tracker(ns)
-        unsubscribe = (
-            tracker.subscribe(
-                lambda a: on_change(a) if (a.namespace, a.name) == (ns, name) else None
-            )
-            if on_change
-            else lambda: None
-        )
-        try:
-            if on_change:
-                on_change(tracker.get(ns, name) or self.get(name, ns))
-            for done in waiting.as_completed(
-                tracker, [(ns, name)], until, timeout=timeout, fetch=self.get
-            ):
-                return done
-        except TimeoutExpired as exc:
-            now = tracker.get(ns, name)
-            state = f" (now {now.state})" if now else ""
-            raise TimeoutExpired(
-                f"{name} did not reach {until} within {timeout or 0:.0f}s{state}"
-            ) from exc
-        finally:
-            unsubscribe()
-        raise TimeoutExpired(f"{name} did not reach {until}")  # pragma: no cover
-
-    def as_completed(
-        self,
-        apps: Iterable[AppLike],
-        until: Until = "finished",
-        *,
-        timeout: float | None = None,
-    ) -> Iterator[App]:
-        """Yield each app as it reaches ``until``, in the order they do (one shared watch)."""
-        from sparkplane.usecases import waiting
-
-        refs = [(ns, name) for name, ns in (self._ref(a, None) for a in apps)]
-        namespaces = {ns for ns, _ in refs}
-        tracker = self.tracker(namespaces.pop() if len(namespaces) == 1 else None)
-        return waiting.as_completed(tracker, refs, until, timeout=timeout, fetch=self.get)
-
-    def wait_all(
-        self,
-        apps: Iterable[AppLike],
-        until: Until = "finished",
-        *,
-        timeout: float | None = None,
-        on_done: Callable[[App], None] | None = None,
-    ) -> builtins.list[App]:
-        """Wait for every app; ``on_done`` is called for each as it finishes."""
-        done = []
-        for app in self.as_completed(apps, until, timeout=timeout):
-            if on_done:
-                on_done(app)
-            done.append(app)
-        return done
-
-    def watch(self, namespace: str | None = None, *, timeout: float | None = None) -> Iterator[App]:
-        """Yield every app, then an app every time its state changes (until ``timeout``)."""
-        tracker = self.tracker(namespace)
-        changes: queue.Queue[App] = queue.Queue()
-        unsubscribe = tracker.subscribe(changes.put)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            yield from tracker.apps(namespace)
-            while deadline is None or time.monotonic() < deadline:
-                left = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
-                try:
-                    yield changes.get(timeout=left)
-                except queue.Empty:
-                    continue
-        finally:
-            unsubscribe()
-
-    # -- operations -----------------------------------------------------------------------
-    def logs(
-        self,
-        app: AppLike,
-        *,
-        executor: int | None = None,
-        follow: bool = False,
-        since: timedelta | None = None,
-        tail: int | None = None,
-        namespace: str | None = None,
-    ) -> Iterator[str]:
-        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends."""
-        from sparkplane.lifecycle.logs import stream_logs
-
-        return stream_logs(
-            self.kube,
-            self._app(app, namespace),
-            executor=executor,
-            follow=follow,
-            since_seconds=int(since.total_seconds()) if since else None,
-            tail_lines=tail,
-        )
-
-    def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Obj]:
-        """Every event of the app's objects, oldest first."""
-        from sparkplane.lifecycle.events import app_events
-
-        return app_events(self.kube, self._app(app, namespace))
-
-    def ui(self, app: AppLike, *, wait: float = 0.0, namespace: str | None = None) -> UiAddress:
-        """The Spark UI address (Ingress, once its load balancer address is known)."""
-        from sparkplane.lifecycle.ui import ui_address
-
-        return ui_address(self.kube, self._app(app, namespace), wait=wait)
-
-    def forward_ui(
-        self,
-        address: UiAddress,
-        *,
-        local_port: int = 4040,
-        on_ready: Callable[[str], None] = lambda _: None,
-        namespace: str | None = None,
-    ) -> None:
-        """Port-forward a local port to the driver's UI (``ui`` without an Ingress address);
-        ``on_ready`` gets the local URL; blocks until the forward ends (Ctrl-C)."""
-        from sparkplane.kube.portforward import forward
-
-        if not address.pod:
-            raise AppNotFoundError("no driver pod to port-forward to")
-        ready, bound = threading.Event(), builtins.list[int]()
-        thread = threading.Thread(
-            target=forward,
-            args=(self.kube, address.pod, namespace or self.namespace, address.port),
-            kwargs={"local_port": local_port, "ready": ready, "bound": bound},
-            daemon=True,
-        )
-        thread.start()
-        ready.wait(10)
-        on_ready(f"http://127.0.0.1:{bound[0] if bound else local_port}")
-        while thread.is_alive():
-            thread.join(1)
-
-    def kill(
-        self,
-        app: AppLike,
-        *,
-        wait: bool = False,
-        timeout: float = 120.0,
-        namespace: str | None = None,
-        progress: Callable[[str], None] = lambda _: None,
-    ) -> None:
-        """Delete the app's owner (Background); ``wait`` until the GC removed all it owned."""
-        resolved = self._app(app, namespace)
-        from sparkplane.lifecycle.kill import kill
-
-        kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
-
-    def gc(
-        self,
-        *,
-        older_than: timedelta | None,
-        dry_run: bool = False,
-        namespace: str | None = None,
-        all_namespaces: bool = False,
-    ) -> builtins.list[TtlDecision]:
-        """Delete finished native drivers past their TTL (per app, else ``older_than``)."""
-        ns = None if all_namespaces else namespace or self.namespace
-        from sparkplane.lifecycle.gc import collect_garbage
-
-        return collect_garbage(self.kube, ns, default_ttl=older_than, dry_run=dry_run)
-
-    def _app(self, app: AppLike, namespace: str | None) -> App:
-        return app if isinstance(app, App) else self.get(app, namespace)
-
-    def _ref(self, app: AppLike, namespace: str | None) -> tuple[str, str]:
-        if not isinstance(app, str):  # an App or a Submitted
-            return app.name, app.namespace
-        if not app:
-            raise AppNotFoundError("no application name given")
-        return app, namespace or self.namespace
+        return describe(self.kube, self._app(app, namespace))
 
 
 def _options(options: Mapping[str, Any]) -> SubmitOptions:

@@ -86,3 +86,22 @@ def as_completed(
                 yield current
     finally:
         unsubscribe()
+
+
+def watch(
+    tracker: Tracker, namespace: str | None, *, timeout: float | None = None
+) -> Iterator[App]:
+    """Every app of the tracker, then each app whose state changes, until ``timeout``."""
+    changes: queue.Queue[App] = queue.Queue()
+    unsubscribe = tracker.subscribe(changes.put)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        yield from tracker.apps(namespace)
+        while deadline is None or time.monotonic() < deadline:
+            left = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+            try:
+                yield changes.get(timeout=left)
+            except queue.Empty:
+                continue
+    finally:
+        unsubscribe()
