@@ -13,8 +13,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.server import create_app
 from sparkplane.staging.settings import StagingSettings
+
+
+TOKEN = "unit-test-upload-secret-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+SECRETS = (UploadSecret("tests", TOKEN),)
 
 
 @pytest.fixture
@@ -27,6 +33,7 @@ def settings(tmp_path: Path) -> StagingSettings:
         fsync=False,
         secret_hash_iterations=1000,
         cleanup_interval_seconds=3600,
+        upload_secrets=SECRETS,
     )
 
 

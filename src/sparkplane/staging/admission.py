@@ -1,0 +1,123 @@
+"""Who may do what on the staging server, decided before a body byte moves.
+
+:func:`admit_upload` checks an upload's owner, declared size, uploader (upload secret or
+Kubernetes identity, :mod:`sparkplane.staging.auth`) and quotas; :func:`check_secret` checks a
+bundle's download/delete secret. Failed attempts are rate-limited per *client and resource*:
+``(address, namespace)`` for uploads and ``(address, resource id)`` for secrets, so clients
+behind one NAT or Ingress working on other namespaces or bundles never lock each other out, and
+an uploader the cluster confirmed recently passes even while its address is braked. Called by
+:mod:`sparkplane.staging.server` only; Kubernetes is reached through the injected reviewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from aiohttp import web
+
+from sparkplane.staging import tokens
+from sparkplane.staging.answers import HTTPFail
+from sparkplane.staging.auth import Denied, UploadAuth, Uploader
+from sparkplane.staging.limits import Quotas
+from sparkplane.staging.metadata import MetadataDB, ResourceRecord
+from sparkplane.staging.owner import ResourceOwner, owner_from_headers
+from sparkplane.staging.ratelimit import FailureLimiter
+from sparkplane.staging.settings import StagingSettings
+
+log = logging.getLogger(__name__)
+
+SETTINGS = web.AppKey("settings", StagingSettings)
+DB = web.AppKey("db", MetadataDB)
+LIMITER = web.AppKey("limiter", FailureLimiter)
+AUTH = web.AppKey("auth", UploadAuth)
+QUOTAS = web.AppKey("quotas", Quotas)
+Clock = Callable[[], float]
+CLOCK: web.AppKey[Clock] = web.AppKey("clock")
+
+
+def _now(request: web.Request) -> float:
+    return request.app[CLOCK]()
+
+
+def _braked(request: web.Request, key: str, what: str) -> None:
+    wait = request.app[LIMITER].retry_after(key, _now(request))
+    if wait > 0:
+        raise HTTPFail(
+            429,
+            "too_many_attempts",
+            f"too many failed attempts on {what} from {request.remote}; retry in {wait:.0f}s",
+            headers={"Retry-After": str(max(1, round(wait)))},
+        )
+
+
+async def admit_upload(request: web.Request) -> tuple[ResourceOwner, int, Uploader]:
+    """Owner, declared size and uploader of an upload, or the refusal (before the body)."""
+    app = request.app
+    owner = owner_from_headers(request.headers)
+    declared = request.content_length
+    if declared is None:
+        raise HTTPFail(
+            411,
+            "length_required",
+            "send Content-Length: quotas are checked before the body is read",
+        )
+    limit = app[SETTINGS].max_bundle_bytes
+    if declared > limit:
+        raise HTTPFail(
+            413, "too_large", f"bundle of {declared} bytes exceeds limit {limit} (--max-bundle-mb)"
+        )
+    uploader = await _uploader(request, owner.namespace)
+    with app[QUOTAS].reserve(owner.namespace, declared, app[DB].usage(owner.namespace)):
+        pass  # a dry check here; the handler holds the reservation while receiving
+    return owner, declared, uploader
+
+
+async def _uploader(request: web.Request, namespace: str) -> Uploader:
+    auth, header = request.app[AUTH], request.headers.get("Authorization", "")
+    known = auth.cached(header, namespace)
+    if known is not None:
+        return known
+    key = f"upload:{request.remote}:{namespace}"
+    _braked(request, key, f"uploads to namespace {namespace!r}")
+    try:
+        found = auth.match_secret(header, namespace)
+        if found is not None:
+            return found
+        return await asyncio.to_thread(auth.review, header, namespace)
+    except Denied:
+        request.app[LIMITER].record_failure(key, _now(request))
+        raise
+    except Exception as exc:
+        log.warning("token review failed: %s", str(exc).splitlines()[0][:300] if str(exc) else exc)
+        raise HTTPFail(
+            503,
+            "auth_unavailable",
+            f"cannot verify the uploader with the API server right now ({type(exc).__name__}); "
+            "retry shortly",
+            headers={"Retry-After": "5"},
+        ) from exc
+
+
+async def check_secret(request: web.Request, resource_id: str) -> ResourceRecord:
+    """The record for ``resource_id`` if the bearer secret matches; failures count per
+    (client address, resource)."""
+    key = f"secret:{request.remote}:{resource_id}"
+    _braked(request, key, f"resource {resource_id}")
+    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise HTTPFail(
+            401,
+            "unauthorized",
+            "missing credentials: send 'Authorization: Bearer <resourceSecret>'",
+            headers={"WWW-Authenticate": 'Bearer realm="sparkplane-staging"'},
+        )
+    record = request.app[DB].get(resource_id) if tokens.is_resource_id(resource_id) else None
+    if record is None:
+        request.app[LIMITER].record_failure(key, _now(request))
+        raise HTTPFail(404, "not_found", f"no staged resource {resource_id} (expired or deleted?)")
+    if not await asyncio.to_thread(tokens.verify_secret, secret.strip(), record.secret_hash):
+        request.app[LIMITER].record_failure(key, _now(request))
+        raise HTTPFail(403, "forbidden", f"wrong secret for resource {resource_id}")
+    return record
