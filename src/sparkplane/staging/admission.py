@@ -4,8 +4,9 @@
 Kubernetes identity, :mod:`sparkplane.staging.auth`) and quotas; :func:`check_secret` checks a
 bundle's download/delete secret. Failed attempts are rate-limited per *client and resource*:
 ``(address, namespace)`` for uploads and ``(address, resource id)`` for secrets, so clients
-behind one NAT or Ingress working on other namespaces or bundles never lock each other out, and
-an uploader the cluster confirmed recently passes even while its address is braked. Called by
+behind one NAT or Ingress working on other namespaces or bundles never lock each other out; a
+valid upload secret, or an uploader the cluster confirmed recently, passes even while its
+address is braked (only unknown credentials are braked: they cost a TokenReview each). Called by
 :mod:`sparkplane.staging.server` only; Kubernetes is reached through the injected reviewer.
 """
 
@@ -75,22 +76,25 @@ async def admit_upload(request: web.Request) -> tuple[ResourceOwner, int, Upload
 
 
 async def _uploader(request: web.Request, namespace: str) -> Uploader:
+    """A valid upload secret or a recently confirmed identity passes at once; anything else
+    is braked per (address, namespace) and reviewed. A request without credentials is not a
+    guess: it is refused (401) without counting."""
     auth, header = request.app[AUTH], request.headers.get("Authorization", "")
-    known = auth.cached(header, namespace)
+    known = auth.match_secret(header, namespace) or auth.cached(header, namespace)
     if known is not None:
         return known
     key = f"upload:{request.remote}:{namespace}"
-    _braked(request, key, f"uploads to namespace {namespace!r}")
+    if header:
+        _braked(request, key, f"uploads to namespace {namespace!r}")
     try:
-        found = auth.match_secret(header, namespace)
-        if found is not None:
-            return found
         return await asyncio.to_thread(auth.review, header, namespace)
     except Denied:
-        request.app[LIMITER].record_failure(key, _now(request))
+        if header:
+            request.app[LIMITER].record_failure(key, _now(request))
         raise
     except Exception as exc:
-        log.warning("token review failed: %s", str(exc).splitlines()[0][:300] if str(exc) else exc)
+        first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        log.warning("token review failed: %s", first)
         raise HTTPFail(
             503,
             "auth_unavailable",

@@ -14,9 +14,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.server import create_app
+from sparkplane.staging.server import create_app, start
 from sparkplane.staging.settings import StagingSettings
-
 
 TOKEN = "unit-test-upload-secret-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -52,7 +51,17 @@ async def running(app: web.Application, ssl: SSLContext | None = None) -> AsyncI
         await server.close()
 
 
+@contextlib.asynccontextmanager
+async def serving(app: web.Application) -> AsyncIterator[str]:
+    """Serve a staging ``app`` as production does (``server.start``: its connection guard)."""
+    runner, port = await start(app)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
 def serve_app(
     settings: StagingSettings, **kwargs: Any
 ) -> contextlib.AbstractAsyncContextManager[str]:
-    return running(create_app(settings, **kwargs))
+    return serving(create_app(settings, **kwargs))

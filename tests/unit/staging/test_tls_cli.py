@@ -23,7 +23,7 @@ from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import create_app
 from sparkplane.staging.settings import StagingSettings
 
-from .conftest import AUTH, TOKEN, running, serve_app, with_
+from .conftest import TOKEN, running, serve_app, with_
 
 OWNER = ResourceOwner("ns", {"app": "a"})
 
