@@ -21,10 +21,10 @@ from sparkplane.lifecycle.staging import (
 from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
+from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
-from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.settings import StagingSettings
 
 IDS = AppIds.for_submission("unit-staging", "deps-app")
