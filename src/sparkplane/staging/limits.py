@@ -1,19 +1,21 @@
 """What one client may cost the staging server: storage quotas, upload slots, connections.
 
 Used by the server before an upload body is read (:class:`Quotas`, :class:`UploadSlots`) and
-by the listening socket (:class:`ConnectionGuard`). Quotas count the stored bytes (the metadata
-database's sums, passed in) plus the bytes reserved by uploads in flight, so concurrent uploads
-cannot overshoot together. The connection guard caps open connections below the descriptor
-limit and closes connections that sit idle (no request being handled: nothing sent, slow
-headers, keep-alive) so thousands of idle sockets cannot starve health checks or real clients.
-No disk or network I/O here; the clock is a parameter.
+by the listening socket (:class:`ConnectionGuard`, sized by :func:`descriptor_budget`). Quotas
+count the stored bytes (the metadata database's sums, passed in) plus the bytes reserved by
+uploads in flight, so concurrent uploads cannot overshoot together. The connection guard caps
+open connections below the descriptor limit and closes connections that sit idle (no request
+being handled: nothing sent, slow headers, keep-alive) so thousands of idle sockets cannot
+starve health checks or real clients. No disk or network I/O here; the clock is a parameter.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
+import resource
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -182,3 +184,14 @@ class ConnectionGuard:
         for handler in stale:
             self._close(handler)
         return len(stale)
+
+
+def descriptor_budget(wanted: int) -> int:
+    """Raise the open-file limit toward ``wanted`` + headroom; the connections it allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted + 256 if hard == resource.RLIM_INFINITY else min(hard, wanted + 256)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return wanted if soft == resource.RLIM_INFINITY else max(16, min(wanted, soft - 256))

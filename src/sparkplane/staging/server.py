@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import resource
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -42,7 +41,7 @@ from sparkplane.staging.admission import (
 from sparkplane.staging.answers import HTTPFail, fail_response, json_errors
 from sparkplane.staging.auth import TokenReviewer, UploadAuth
 from sparkplane.staging.cleanup import OwnerChecker, no_owner_check, run_cleanup, sweep_orphans
-from sparkplane.staging.limits import ConnectionGuard, Quotas, UploadSlots
+from sparkplane.staging.limits import ConnectionGuard, Quotas, UploadSlots, descriptor_budget
 from sparkplane.staging.metadata import MetadataDB, ResourceRecord
 from sparkplane.staging.ratelimit import FailureLimiter
 from sparkplane.staging.settings import StagingSettings
@@ -277,17 +276,6 @@ async def start(app: web.Application, **runner_args: Any) -> tuple[web.AppRunner
     return runner, int(runner.addresses[0][1])
 
 
-def _descriptor_budget(wanted: int) -> int:
-    """Raise the open-file limit toward ``wanted`` + headroom; the connections it allows."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted + 256 if hard == resource.RLIM_INFINITY else min(hard, wanted + 256)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-    return wanted if soft == resource.RLIM_INFINITY else max(16, min(wanted, soft - 256))
-
-
 def serve(
     settings: StagingSettings,
     owner_checker: OwnerChecker | None = None,
@@ -297,7 +285,7 @@ def serve(
 
     async def main() -> None:
         app = create_app(settings, owner_checker, token_reviewer=token_reviewer)
-        app[GUARD].max_connections = _descriptor_budget(settings.max_connections)
+        app[GUARD].max_connections = descriptor_budget(settings.max_connections)
         runner, port = await start(app, access_log=log, handle_signals=True)
         where = "loopback only; --host 0.0.0.0 serves other machines"
         if settings.host not in ("127.0.0.1", "::1", "localhost"):

@@ -202,3 +202,52 @@ def test_upload_secret_file_format(tmp_path: Path) -> None:
         load_upload_secrets(empty)
     with pytest.raises(StagingError, match="cannot read"):
         load_upload_secrets(tmp_path / "missing")
+
+
+def test_secret_brute_force_on_one_bundle_leaves_the_others_alone(
+    settings: StagingSettings,
+) -> None:
+    """Failures are counted per (address, bundle): clients behind one NAT fetching other
+    bundles are not locked out by a neighbour guessing one bundle's secret."""
+    settings = with_(settings, max_failed_attempts=3)
+
+    async def get(url: str, rid: str, secret: str) -> int:
+        headers = {"Authorization": f"Bearer {secret}"}
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(f"{url}{RESOURCES}/{rid}", headers=headers) as r,
+        ):
+            return r.status
+
+    async def upload(url: str) -> tuple[str, str]:
+        headers = {**JOBS.to_headers(), **AUTH}
+        async with (
+            aiohttp.ClientSession() as s,
+            s.post(url + RESOURCES, data=b"d", headers=headers) as r,
+        ):
+            body = await r.json()
+        return body["resourceId"], body["resourceSecret"]
+
+    async def scenario() -> None:
+        async with serve_app(settings) as url:
+            (attacked, right), (other, other_secret) = await upload(url), await upload(url)
+            assert [await get(url, attacked, "guess") for _ in range(4)] == [403, 403, 403, 429]
+            assert await get(url, attacked, right) == 429  # locked even with the right secret
+            assert await get(url, other, other_secret) == 200
+
+    asyncio.run(scenario())
+
+
+def test_serve_reports_a_bad_upload_secret_file_without_a_traceback(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sparkplane.staging.cli import staging_app
+
+    bad = tmp_path / "secrets"
+    bad.write_text("team:short\n")
+    args = ["serve", "--port", "0", "--storage-dir", str(tmp_path / "b")]
+    args += ["--db-path", str(tmp_path / "m.sqlite3"), "--upload-secret-file", str(bad)]
+    result = CliRunner().invoke(staging_app, args)
+    assert result.exit_code == 10
+    assert "line 1: expected 'name:secret[:namespaces]'" in result.output
+    assert "Traceback" not in result.output
