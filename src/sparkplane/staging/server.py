@@ -293,7 +293,13 @@ def serve(
         scheme = "https" if settings.tls_cert else "http"
         log.info("staging server on %s://%s:%d (%s)", scheme, settings.host, port, where)
         methods = app[AUTH].methods
-        log.info("uploads accepted with: %s", "; ".join(methods) or "nothing (all refused)")
+        if methods:
+            log.info("uploads accepted with: %s", "; ".join(methods))
+        else:
+            log.warning(
+                "uploads accepted with: nothing: every upload is refused "
+                "(give --upload-secret-file or cluster credentials)"
+            )
         try:
             await asyncio.Event().wait()
         finally:
