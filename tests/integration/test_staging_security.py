@@ -147,6 +147,22 @@ def test_uploads_need_a_kubernetes_identity_allowed_in_the_owner_namespace(
         stored.close()
 
 
+def test_a_server_without_review_rights_refuses_uploads_and_says_why(
+    kube: Kube, namespace: str, settings: StagingSettings, bundle: Path, tmp_path: Path
+) -> None:
+    """A staging server running as an identity that may not create TokenReviews (here the
+    client identity) never lets an upload through: 503, naming the missing rights."""
+    client = _identity(kube, Identity.CLIENT, namespace, tmp_path)
+    checker, reviewer = kube_services(client, None)
+    with (
+        serve_in_background(settings, checker, reviewer) as url,
+        pytest.raises(StagingClientError) as refused,
+    ):
+        upload_bundle(url, bundle, _owner(namespace), token=_token(client))
+    assert refused.value.status == 503
+    assert "tokenreviews" in str(refused.value) and "sparkplane rbac staging" in str(refused.value)
+
+
 def _try_upload(url: str, bundle: Path, owner: ResourceOwner, token: str) -> Any:
     try:
         return upload_bundle(url, bundle, owner, token=token)

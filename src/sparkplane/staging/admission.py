@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from sparkplane.errors import ForbiddenError
 from sparkplane.staging import tokens
 from sparkplane.staging.answers import HTTPFail
 from sparkplane.staging.auth import Denied, UploadAuth, Uploader
@@ -95,12 +96,14 @@ async def _uploader(request: web.Request, namespace: str) -> Uploader:
     except Exception as exc:
         first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
         log.warning("token review failed: %s", first)
+        why = f"cannot verify the uploader with the API server right now ({type(exc).__name__})"
+        if isinstance(exc, ForbiddenError):
+            why = (
+                "the staging server may not ask the API server who an uploader is (its identity "
+                "needs create on tokenreviews and subjectaccessreviews: `sparkplane rbac staging`)"
+            )
         raise HTTPFail(
-            503,
-            "auth_unavailable",
-            f"cannot verify the uploader with the API server right now ({type(exc).__name__}); "
-            "retry shortly",
-            headers={"Retry-After": "5"},
+            503, "auth_unavailable", f"{why}; retry shortly", headers={"Retry-After": "5"}
         ) from exc
 
 
