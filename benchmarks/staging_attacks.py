@@ -109,7 +109,9 @@ def bomb(size: int) -> bytes:
     return buffer.getvalue()
 
 
-def attacks(url: str, port: int, token: str, scoped: str, work: Path) -> dict[str, Attack]:
+def attacks(
+    url: str, port: int, token: str, scoped: str, work: Path, idle: int
+) -> dict[str, Attack]:
     victim: dict[str, str] = {}
 
     async def plant() -> None:
@@ -131,7 +133,7 @@ def attacks(url: str, port: int, token: str, scoped: str, work: Path) -> dict[st
 
     async def idle_flood() -> tuple[bool, int]:
         def open_many() -> list[socket.socket]:
-            socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(600)]
+            socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(idle)]
             for sock in socks[::2]:
                 sock.sendall(b"POST /api/v0/resources HTTP/1.1\r\nHost: x\r\n")  # slowloris
             return socks
@@ -153,7 +155,7 @@ def attacks(url: str, port: int, token: str, scoped: str, work: Path) -> dict[st
             except OSError:
                 closed += 1
             sock.close()
-        print(f"    healthz + upload during 600 idle connections: {took * 1000:.0f} ms")
+        print(f"    healthz + upload during {idle} idle connections: {took * 1000:.0f} ms")
         return ok and took < 10 and closed == len(socks), 0
 
     async def stall() -> tuple[bool, int]:
@@ -198,7 +200,7 @@ def attacks(url: str, port: int, token: str, scoped: str, work: Path) -> dict[st
             {413}, post(url, B, b"x" * 2_200_000, token)
         ),
         "stalled bodies over the per-client slots": stall,
-        "600 idle + slowloris connections": idle_flood,
+        f"{idle} idle + slowloris connections": idle_flood,
         "secret brute force on a bundle": brute,
         "download without secret": lambda: status_in(
             {401, 429}, _status(get(url, victim["rid"], None))
@@ -262,9 +264,9 @@ async def _fill(
 
 
 async def run(
-    url: str, port: int, token: str, scoped: str, work: Path, kube_attacks: dict[str, Attack]
+    url: str, port: int, secrets_: tuple[str, str], work: Path, idle: int, kube: dict[str, Attack]
 ) -> int:
-    rows = [*attacks(url, port, token, scoped, work).items(), *kube_attacks.items()]
+    rows = [*attacks(url, port, *secrets_, work, idle).items(), *kube.items()]
     refused_total, leaked_total = 0, 0
     for name, attack in rows:
         refused, leaked = await attack()
@@ -306,6 +308,7 @@ async def _refused(statuses: set[int], coro: Awaitable[int]) -> tuple[bool, int]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubeconfig", type=Path, help="also attack with Kubernetes tokens")
+    parser.add_argument("--idle", type=int, default=600, help="idle connections to open")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="staging-attacks-"))
     (work / "client").mkdir()
@@ -333,7 +336,8 @@ def main() -> int:
                 time.sleep(0.1)
         kube_attacks, cleanup = kube_section(args.kubeconfig, url)
         try:
-            return asyncio.run(run(url, port, token, scoped, work / "client", kube_attacks))
+            client = work / "client"
+            return asyncio.run(run(url, port, (token, scoped), client, args.idle, kube_attacks))
         finally:
             cleanup()
     finally:
