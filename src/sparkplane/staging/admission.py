@@ -1,8 +1,9 @@
 """Who may do what on the staging server, decided before a body byte moves.
 
-:func:`admit_upload` checks an upload's owner, declared size, uploader (upload secret or
-Kubernetes identity, :mod:`sparkplane.staging.auth`) and quotas; :func:`check_secret` checks a
-bundle's download/delete secret. Failed attempts are rate-limited per *client and resource*:
+:func:`admit_upload` (and :func:`upload_expect`, its ``Expect: 100-continue`` form) checks an
+upload's owner, declared size, uploader (upload secret or Kubernetes identity,
+:mod:`sparkplane.staging.auth`) and quotas; :func:`check_secret` checks a bundle's
+download/delete secret. Failed attempts are rate-limited per *client and resource*:
 ``(address, namespace)`` for uploads and ``(address, resource id)`` for secrets, so clients
 behind one NAT or Ingress working on other namespaces or bundles never lock each other out; a
 valid upload secret, or an uploader the cluster confirmed recently, passes even while its
@@ -20,7 +21,7 @@ from aiohttp import web
 
 from sparkplane.errors import ForbiddenError
 from sparkplane.staging import tokens
-from sparkplane.staging.answers import HTTPFail
+from sparkplane.staging.answers import HTTPFail, fail_response
 from sparkplane.staging.auth import Denied, UploadAuth, Uploader
 from sparkplane.staging.limits import Quotas
 from sparkplane.staging.metadata import MetadataDB, ResourceRecord
@@ -128,3 +129,21 @@ async def check_secret(request: web.Request, resource_id: str) -> ResourceRecord
         request.app[LIMITER].record_failure(key, _now(request))
         raise HTTPFail(403, "forbidden", f"wrong secret for resource {resource_id}")
     return record
+
+
+async def upload_expect(request: web.Request) -> web.StreamResponse | None:
+    """``Expect: 100-continue``: refuse a bad upload before the client sends the body."""
+    if request.headers.get("Expect", "").lower() != "100-continue":
+        return fail_response(HTTPFail(417, "expectation_failed", "only 100-continue is known"))
+    try:
+        await admit_upload(request)
+    except Exception as exc:
+        response = fail_response(exc)
+        if response is None:
+            raise
+        response.force_close()
+        return response
+    if request.version >= (1, 1):
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0
+    return None

@@ -10,7 +10,7 @@ accepted when it is
   ``create pods`` in the owner namespace (SubjectAccessReview): the identities that may submit
   there (``sparkplane rbac client``) may stage files there, and nobody else.
 
-The reviews are an injected :class:`TokenReviewer` (:mod:`sparkplane.staging.kube_auth` wires it
+The reviews are an injected :class:`TokenReviewer` (:mod:`sparkplane.staging.kube_owner` wires it
 to the gateway); this module does no I/O itself. Confirmed answers are cached for a short time
 (keyed by a hash of the token, never the token) so a busy submitter costs few API calls.
 """

@@ -166,8 +166,7 @@ def kube_services(
 ) -> tuple[OwnerChecker, TokenReviewer]:
     """The owner checker and the uploader token reviewer over one gateway."""
     from sparkplane.kube import Kube, connect
-    from sparkplane.staging.kube_auth import kube_token_reviewer
-    from sparkplane.staging.kube_owner import pod_owner_checker
+    from sparkplane.staging.kube_owner import kube_token_reviewer, pod_owner_checker
 
     kube = Kube(connect(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster))
     return pod_owner_checker(kube), kube_token_reviewer(kube)

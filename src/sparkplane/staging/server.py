@@ -37,8 +37,9 @@ from sparkplane.staging.admission import (
     Clock,
     admit_upload,
     check_secret,
+    upload_expect,
 )
-from sparkplane.staging.answers import HTTPFail, fail_response, json_errors
+from sparkplane.staging.answers import HTTPFail, json_errors
 from sparkplane.staging.auth import TokenReviewer, UploadAuth
 from sparkplane.staging.cleanup import OwnerChecker, no_owner_check, run_cleanup, sweep_orphans
 from sparkplane.staging.limits import ConnectionGuard, Quotas, UploadSlots, descriptor_budget
@@ -60,24 +61,6 @@ STORE = web.AppKey("store", Store)
 SLOTS = web.AppKey("slots", UploadSlots)
 GUARD = web.AppKey("guard", ConnectionGuard)
 CHECKER: web.AppKey[OwnerChecker] = web.AppKey("owner_checker")
-
-
-async def _upload_expect(request: web.Request) -> web.StreamResponse | None:
-    """``Expect: 100-continue``: refuse a bad upload before the client sends the body."""
-    if request.headers.get("Expect", "").lower() != "100-continue":
-        return fail_response(HTTPFail(417, "expectation_failed", "only 100-continue is known"))
-    try:
-        await admit_upload(request)
-    except Exception as exc:
-        response = fail_response(exc)
-        if response is None:
-            raise
-        response.force_close()
-        return response
-    if request.version >= (1, 1):
-        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        request.writer.output_size = 0
-    return None
 
 
 async def _upload(request: web.Request) -> web.Response:
@@ -256,7 +239,7 @@ def create_app(
     )
     app[CLOCK] = clock
     app[CHECKER] = owner_checker or no_owner_check
-    app.router.add_post(RESOURCES_PATH, _upload, expect_handler=_upload_expect)
+    app.router.add_post(RESOURCES_PATH, _upload, expect_handler=upload_expect)
     app.router.add_get(RESOURCES_PATH + "/{resource_id}", _download)
     app.router.add_delete(RESOURCES_PATH + "/{resource_id}", _delete)
     app.router.add_get("/healthz", _healthz)
