@@ -10,6 +10,7 @@ identity may not list expires at the maximum age, with one warning line per clea
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import subprocess
 import sys
@@ -294,8 +295,7 @@ def test_unlistable_owner_namespace_expires_at_max_age(
 
 
 def _lists(kube: Kube, namespace: str) -> bool:
-    try:
+    with contextlib.suppress(ForbiddenError):
         kube.list("v1", "Pod", namespace)
-    except ForbiddenError:
-        return False
-    return True
+        return True
+    return False
