@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import ssl
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -23,7 +24,15 @@ from urllib.parse import unquote, urljoin, urlsplit
 from sparkplane.staging.bundle import unpack_bundle
 from sparkplane.staging.errors import StagingClientError, StagingError
 from sparkplane.staging.owner import ResourceOwner
-from sparkplane.staging.wire import Cancel, check, connect, in_thread, save, send_file
+from sparkplane.staging.wire import (
+    Cancel,
+    await_continue,
+    check,
+    connect,
+    in_thread,
+    save,
+    send_file,
+)
 
 RESOURCES_PATH = "/api/v0/resources"
 MAX_REDIRECTS = 10
@@ -45,11 +54,15 @@ def _upload(
         conn.putrequest("POST", target, skip_accept_encoding=True)
         for name, value in headers.items():
             conn.putheader(name, value)
+        plain = not isinstance(conn.sock, ssl.SSLSocket)  # MSG_PEEK needs a plain socket
+        if plain:
+            conn.putheader("Expect", "100-continue")
         conn.endheaders()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            send_file(conn.sock, path, int(headers["Content-Length"]))
-        # ^ a server refusing mid-body (413) closes early; its answer is read below
-        response = conn.getresponse()
+        if not plain or await_continue(conn.sock):  # a refusal (401, 507...) skips the body
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                send_file(conn.sock, path, int(headers["Content-Length"]))
+            # ^ a server refusing mid-body (413) closes early; its answer is read below
+        response = conn.getresponse()  # skips the interim 100 Continue
         check(response, f"upload of {path} to {endpoint}")
         return json.loads(response.read())
     finally:

@@ -3,9 +3,9 @@
 Used by :mod:`sparkplane.staging.client` only. :func:`in_thread` runs blocking work in a thread
 (network failures become :class:`StagingClientError`, cancellation shuts the socket);
 :func:`connect` opens the connection; :func:`check` raises the server's JSON error; uploads go
-out with ``sendfile`` (:func:`send_file`) and plain-HTTP downloads are ``splice``d from the socket
-into the file (:func:`save`), so the payload never passes through Python (TLS falls back to one
-reused 1 MiB buffer).
+out with ``sendfile`` (:func:`send_file`, once :func:`await_continue` allows) and plain-HTTP
+downloads are ``splice``d from the socket into the file (:func:`save`), so the payload never
+passes through Python (TLS falls back to one reused 1 MiB buffer).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ from sparkplane.staging.errors import StagingClientError, StagingError
 CHUNK = 1024 * 1024
 CONNECT_TIMEOUT = 30.0
 READ_TIMEOUT = 300.0
+EXPECT_TIMEOUT = 2.0
 _T = TypeVar("_T")
 
 
@@ -113,6 +115,23 @@ def _write_all(fd: int, data: memoryview | bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def await_continue(sock: socket.socket, timeout: float = EXPECT_TIMEOUT) -> bool:
+    """After ``Expect: 100-continue`` headers: True to send the body (``100 Continue``, or no
+    answer within ``timeout`` from a server that ignores Expect), False when the server has
+    already answered (a refusal: the body would be wasted). Reads nothing for good."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([sock], [], [], left)[0]:
+            return True  # no (complete) answer in time: send the body, the server decides
+        head = sock.recv(12, socket.MSG_PEEK)
+        if not head:
+            return False  # closed: getresponse reports it
+        if len(head) >= 12:
+            return head[8:12] == b" 100"
+        time.sleep(0.01)  # "HTTP/1.1 100" arriving in pieces: wait for the rest
 
 
 def send_file(sock: socket.socket, path: Path, size: int) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -217,3 +218,27 @@ def test_a_body_shorter_than_declared_stores_nothing(settings: StagingSettings) 
             assert app[DB].all() == []
 
     asyncio.run(scenario())
+
+
+def test_upload_waits_for_100_continue_and_skips_a_refused_body() -> None:
+    """The client sends ``Expect: 100-continue``: a refusal (401, 507...) arrives before the
+    body is sent, so a large bundle is not pushed to a server that will not take it."""
+    from sparkplane.staging.wire import await_continue
+
+    answers = {
+        b"HTTP/1.1 100 Continue\r\n\r\n": True,
+        b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n": False,
+        b"": True,  # a server that ignores Expect: send after the timeout
+    }
+    for answer, send_body in answers.items():
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            theirs.sendall(answer)
+            ours.settimeout(2)
+            assert await_continue(ours, timeout=0.2) is send_body, answer
+            if answer:  # left unread for http.client to parse
+                assert ours.recv(100, socket.MSG_PEEK) == answer
+    ours, theirs = socket.socketpair()
+    with ours:
+        theirs.close()
+        assert await_continue(ours, timeout=0.2) is False  # closed: nothing to send to
