@@ -49,7 +49,16 @@ def serve_in_background(
     try:
         yield f"{scheme}://{host}:{port}"
     finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=30)
+        asyncio.run_coroutine_threadsafe(_stop(runner), loop).result(timeout=30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
+
+
+async def _stop(runner: web.AppRunner) -> None:
+    """Clean up, then end what is left (a refused upload's handler still draining)."""
+    await runner.cleanup()
+    rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in rest:
+        task.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)

@@ -217,7 +217,9 @@ def create_app(
     confirms (or ``allow_anonymous_uploads``). ``store`` defaults to the local disk store."""
     app = web.Application(
         middlewares=[json_errors, _mark_busy],
-        handler_args={"read_bufsize": settings.chunk_bytes},
+        # a refused upload's unread body is drained for 2 s at most (so the client reads the
+        # answer), not aiohttp's 10 s
+        handler_args={"read_bufsize": settings.chunk_bytes, "lingering_time": 2.0},
     )
     app[SETTINGS] = settings
     app[STORE] = store or LocalDiskStore(settings.storage_dir, fsync=settings.fsync)
