@@ -277,6 +277,11 @@ def serve(
             where = "reachable from other machines"
         scheme = "https" if settings.tls_cert else "http"
         log.info("staging server on %s://%s:%d (%s)", scheme, settings.host, port, where)
+        if owner_checker is None:
+            log.info(
+                "no cluster credentials: downloaded bundles are deleted when %gs old (--max-age)",
+                settings.max_age_seconds,
+            )
         methods = app[AUTH].methods
         if methods:
             log.info("uploads accepted with: %s", "; ".join(methods))
