@@ -34,6 +34,11 @@ log = logging.getLogger(__name__)
 SETTINGS = web.AppKey("settings", StagingSettings)
 DB = web.AppKey("db", MetadataDB)
 LIMITER = web.AppKey("limiter", FailureLimiter)
+ADDRESS_LIMITER = web.AppKey("address_limiter", FailureLimiter)
+"""A backstop over all namespaces of one address, at 10x the limit: unknown tokens sprayed
+over many namespaces still cost a bounded number of TokenReviews."""
+REVIEWS = web.AppKey("reviews", asyncio.Semaphore)
+"""Token reviews in flight at once (the API server's load is bounded too)."""
 AUTH = web.AppKey("auth", UploadAuth)
 QUOTAS = web.AppKey("quotas", Quotas)
 Clock = Callable[[], float]
@@ -44,8 +49,10 @@ def _now(request: web.Request) -> float:
     return request.app[CLOCK]()
 
 
-def _braked(request: web.Request, key: str, what: str) -> None:
-    wait = request.app[LIMITER].retry_after(key, _now(request))
+def _braked(
+    request: web.Request, key: str, what: str, limiter: web.AppKey[FailureLimiter] = LIMITER
+) -> None:
+    wait = request.app[limiter].retry_after(key, _now(request))
     if wait > 0:
         raise HTTPFail(
             429,
@@ -85,14 +92,17 @@ async def _uploader(request: web.Request, namespace: str) -> Uploader:
     known = auth.match_secret(header, namespace) or auth.cached(header, namespace)
     if known is not None:
         return known
-    key = f"upload:{request.remote}:{namespace}"
+    key, address = f"upload:{request.remote}:{namespace}", f"upload:{request.remote}"
     if header:
         _braked(request, key, f"uploads to namespace {namespace!r}")
+        _braked(request, address, "uploads", ADDRESS_LIMITER)
     try:
-        return await asyncio.to_thread(auth.review, header, namespace)
+        async with request.app[REVIEWS]:
+            return await asyncio.to_thread(auth.review, header, namespace)
     except Denied:
         if header:
             request.app[LIMITER].record_failure(key, _now(request))
+            request.app[ADDRESS_LIMITER].record_failure(address, _now(request))
         raise
     except Exception as exc:
         first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__

@@ -28,11 +28,13 @@ from aiohttp import web
 
 from sparkplane.staging import tokens
 from sparkplane.staging.admission import (
+    ADDRESS_LIMITER,
     AUTH,
     CLOCK,
     DB,
     LIMITER,
     QUOTAS,
+    REVIEWS,
     SETTINGS,
     Clock,
     admit_upload,
@@ -224,9 +226,10 @@ def create_app(
     app[SETTINGS] = settings
     app[STORE] = store or LocalDiskStore(settings.storage_dir, fsync=settings.fsync)
     app[DB] = MetadataDB(settings.db_path)
-    app[LIMITER] = FailureLimiter(
-        max_failures=settings.max_failed_attempts, window=settings.failed_attempts_window_seconds
-    )
+    window = settings.failed_attempts_window_seconds
+    app[LIMITER] = FailureLimiter(max_failures=settings.max_failed_attempts, window=window)
+    app[ADDRESS_LIMITER] = FailureLimiter(settings.max_failed_attempts * 10, window)
+    app[REVIEWS] = asyncio.Semaphore(16)
     app[AUTH] = UploadAuth(
         settings.upload_secrets,
         token_reviewer,

@@ -251,3 +251,28 @@ def test_serve_reports_a_bad_upload_secret_file_without_a_traceback(tmp_path: Pa
     assert result.exit_code == 10
     assert "line 1: expected 'name:secret[:namespaces]'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_unknown_tokens_sprayed_over_namespaces_hit_the_address_backstop(
+    settings: StagingSettings,
+) -> None:
+    """Changing the namespace does not buy unlimited guesses (each one a TokenReview): one
+    address gets 10x the per-namespace limit over all namespaces; valid secrets still pass."""
+    settings = with_(settings, max_failed_attempts=2)
+    reviews: list[str] = []
+
+    def reviewer(token: str, namespace: str) -> Review:
+        reviews.append(namespace)
+        return Review(False, reason="invalid bearer token")
+
+    async def scenario() -> None:
+        async with serve_app(settings, token_reviewer=reviewer) as url:
+            statuses = []
+            for n in range(30):
+                owner = ResourceOwner(f"ns-{n}", {"app": "x"})
+                statuses.append((await post(url, b"x", owner, "sprayed-token"))[0])
+            assert statuses[:20] == [401] * 20 and statuses[20:] == [429] * 10
+            assert (await post(url, b"x", JOBS, TOKEN))[0] == 201
+
+    asyncio.run(scenario())
+    assert len(reviews) == 20
