@@ -8,14 +8,28 @@ What the client may not do fails with exit 6 (RBAC), not 7.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 import yaml
 
 from sparkplane.kube import Kube
 from tests.integration.test_cli import PI, run
 
 
-def test_every_command_works_as_the_client_identity(kubeconfig, kube: Kube, namespace, tmp_path):
+@pytest.fixture
+def client_rbac(kubeconfig, kube: Kube, namespace) -> Iterator[None]:
+    """The client identity's RBAC; its ClusterRoleBinding (nodes) outlives the namespace, so
+    it is removed here."""
     run(kubeconfig, "rbac", "client", "-n", namespace, "--apply")
+    yield
+    binding = f"sparkplane:client:cluster:{namespace}:sparkplane-client"
+    kube.delete("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", binding)
+
+
+def test_every_command_works_as_the_client_identity(
+    kubeconfig, kube: Kube, namespace, tmp_path, client_rbac
+):
     client_config = tmp_path / "client.kubeconfig"
     run(
         kubeconfig,
