@@ -21,8 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from sparkplane import yamlio
 from sparkplane.errors import AppNotFoundError, TimeoutExpired
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle import events as _events
@@ -106,7 +105,7 @@ class SparkPlane:
         if isinstance(source, SparkApp):
             app = source
         else:
-            doc = source if isinstance(source, dict) else yaml.safe_load(Path(source).read_text())
+            doc = source if isinstance(source, dict) else yamlio.load_mapping_file(source)
             app = load_manifest(doc)
         if not app.metadata.namespace:
             app = app.model_copy(

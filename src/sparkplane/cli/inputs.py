@@ -9,8 +9,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec import PodTemplateHolder, SparkApp, from_submit_args, load_manifest
 from sparkplane.templates import TemplateApp, load_app, parse_assignments, parse_env
@@ -51,7 +50,11 @@ def read_source(
             subject="command line",
         )
     if template is not None:
-        vals = parse_env(values.read_text(), source=str(values)) if values else {}
+        vals = (
+            parse_env(yamlio.read_text(values, subject="template values"), source=str(values))
+            if values
+            else {}
+        )
         vals.update(parse_assignments(sets))
         if namespace:
             vals.setdefault("NAMESPACE", namespace)
@@ -68,7 +71,7 @@ def read_source(
                 [Problem("--set", "--set/--values only apply to --template")],
                 subject="command line",
             )
-        app = load_manifest(yaml.safe_load(file.read_text()))
+        app = load_manifest(yamlio.load_mapping_file(file, subject="SparkApplication manifest"))
     else:
         app = app_from_submit_args(flags)
     if namespace and not app.metadata.namespace:
@@ -78,6 +81,7 @@ def read_source(
     return Source(app=app)
 
 
+POD_TEMPLATE_EXAMPLE = "e.g. apiVersion: v1, kind: Pod, spec: {containers: [...]}"
 TEMPLATE_FILE_KEYS = {
     "driver": "spark.kubernetes.driver.podTemplateFile",
     "executor": "spark.kubernetes.executor.podTemplateFile",
@@ -106,14 +110,18 @@ def app_from_submit_args(argv: list[str]) -> SparkApp:
         i += 1
     app = from_submit_args(rest)
     update: dict[str, PodTemplateHolder] = {}
-    problems = []
+    problems: list[Problem] = []
     for role, path in files.items():
         try:
-            pod = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            problems.append(Problem(TEMPLATE_FILE_KEYS[role], f"cannot read {path}: {exc}"))
+            pod = yamlio.load_mapping_file(
+                path, what="a pod template (a Pod manifest)", example=POD_TEMPLATE_EXAMPLE
+            )
+        except ValidationError as exc:
+            problems += [
+                Problem(TEMPLATE_FILE_KEYS[role], str(p)) for p in exc.problems
+            ]
             continue
-        body = {k: v for k, v in (pod or {}).items() if k in ("metadata", "spec")}
+        body = {k: v for k, v in pod.items() if k in ("metadata", "spec")}
         update[f"{role}_spec"] = PodTemplateHolder(pod_template_spec=body)
     if problems:
         raise ValidationError(problems, subject="command line")

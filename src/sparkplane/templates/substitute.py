@@ -34,6 +34,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from sparkplane.errors import Problem, ValidationError
+from sparkplane.yamlio import BoundedLoader, problem_of
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 NAME_PATTERN = re.compile(NAME)
@@ -154,8 +155,9 @@ def _typed_tag(value: str) -> str:
     return _STR_TAG
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that remembers which scalars carry an explicit tag (``!!str ${N}``), which
+class _Loader(BoundedLoader):
+    """The bounded loader (size, depth, aliases, duplicate keys, tags: :mod:`sparkplane.yamlio`)
+    that also remembers which scalars carry an explicit tag (``!!str ${N}``), which
     the composed node alone cannot tell from an implicitly resolved one."""
 
     def __init__(self, stream: str) -> None:
@@ -205,6 +207,8 @@ class _Walker:
             self.mapping(node)
 
     def mapping(self, node: MappingNode) -> None:
+        # Keys equal as written were refused while composing (BoundedLoader); keys that
+        # become equal after substitution (${A}: 1 / ${B}: 2 with A=B) are caught here.
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
             self.walk(key_node, key=True)
@@ -269,12 +273,8 @@ def substitute_yaml(
                 line = node.start_mark.line + 1
                 problems.append(Problem(f"{source}:{line}", f"cannot build the document: {exc}"))
                 documents.append(None)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problems.append(Problem(where, f"not valid YAML: {exc.problem or exc}"))
     except yaml.YAMLError as exc:
-        problems.append(Problem(source, f"not valid YAML: {exc}"))
+        problems.append(problem_of(exc, source))
     finally:
         loader.dispose()
     return Substituted(source, tuple(documents), tuple(missing), tuple(problems))
