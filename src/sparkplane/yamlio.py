@@ -246,16 +246,17 @@ def parse_all(
     """Every document of ``text`` (``None`` for empty ones); pure. Raises one ValidationError."""
     if len(text) > limits.max_bytes:
         raise ValidationError([too_large(source, len(text.encode()), limits)], subject=subject)
-    loader = _loader(text, limits)
     docs: list[Any] = []
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            docs.append(None if node is None else loader.construct_document(node))
+        loader = _loader(text, limits)  # the reader checks the characters here already
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                docs.append(None if node is None else loader.construct_document(node))
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         raise ValidationError([problem_of(exc, source)], subject=subject) from None
-    finally:
-        loader.dispose()
     return docs
 
 

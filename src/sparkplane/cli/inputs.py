@@ -117,9 +117,7 @@ def app_from_submit_args(argv: list[str]) -> SparkApp:
                 path, what="a pod template (a Pod manifest)", example=POD_TEMPLATE_EXAMPLE
             )
         except ValidationError as exc:
-            problems += [
-                Problem(TEMPLATE_FILE_KEYS[role], str(p)) for p in exc.problems
-            ]
+            problems += [Problem(TEMPLATE_FILE_KEYS[role], str(p)) for p in exc.problems]
             continue
         body = {k: v for k, v in pod.items() if k in ("metadata", "spec")}
         update[f"{role}_spec"] = PodTemplateHolder(pod_template_spec=body)

@@ -254,7 +254,10 @@ def substitute_yaml(
     Never raises for template problems: they come back in the result (see the module
     docstring for the rules). ``source`` names the text in problem paths (``source:line``).
     """
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # the reader refuses control characters here already
+    except yaml.YAMLError as exc:
+        return Substituted(source, (), (), (problem_of(exc, source),))
     documents: list[Any] = []
     missing: list[Occurrence] = []
     problems: list[Problem] = []
