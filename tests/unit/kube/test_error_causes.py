@@ -38,7 +38,8 @@ def test_quota_is_not_rbac() -> None:
 
 def test_rbac_keeps_the_can_i_hint() -> None:
     exc = err(
-        'pods is forbidden: User "u" cannot create resource "pods" in API group "" in the namespace "ns"'
+        'pods is forbidden: User "u" cannot create resource "pods" in API group "" '
+        'in the namespace "ns"'
     )
     assert type(exc) is ForbiddenError and exc.exit_code == 6
     assert "kubectl auth can-i create pods -n ns" in str(exc)
