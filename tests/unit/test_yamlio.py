@@ -90,7 +90,7 @@ def test_device_is_not_read_to_its_end() -> None:
 def test_templates_use_the_same_bounds() -> None:
     with pytest.raises(ValidationError, match="aliases expand too much"):
         render_yaml(laughs(9), {})
-    with pytest.raises(ValidationError, match="tag '!!python/name:os.system' is not allowed"):
+    with pytest.raises(ValidationError, match=r"tag '!!python/name:os\.system' is not allowed"):
         render_yaml("a: !!python/name:os.system ''\n", {})
     with pytest.raises(ValidationError, match="duplicate key 'image'"):
         render_yaml("image: a\nimage: b\n", {})

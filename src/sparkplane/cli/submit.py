@@ -212,6 +212,8 @@ def submit(
         assert source.app is not None
         result = submit_native(kube, source.app, opts)
     verb = "already submitted" if result.existing else "submitted"
+    if result.completed:
+        verb = f"completed an interrupted submission (added {', '.join(result.completed)}) of"
     err.print(
         f"{verb} [bold]{result.name}[/bold] in {result.namespace} ({result.mode.value}); "
         f"created {', '.join(result.objects)}"
