@@ -53,8 +53,8 @@ def error_for(
     message = str(status.get("message", "")) or f"HTTP {code}"
     where = f" in namespace {namespace}" if namespace else ""
     kwargs: dict[str, Any] = {"code": code, "reason": reason, "status": status, "obj": obj}
+    lowered = message.lower()
     if code == 403:
-        lowered = message.lower()
         if "exceeded quota" in lowered:
             return QuotaExceededError(
                 f"ResourceQuota exceeded: cannot {verb} {obj}{where}: {message}. Free capacity "
@@ -74,7 +74,7 @@ def error_for(
             "your identity (`sparkplane rbac` renders the minimal roles).",
             **kwargs,
         )
-    if code == 413 or (code in (500, 422) and "too large" in message.lower()):
+    if code == 413 or "too large" in lowered or ("too long" in lowered and " bytes" in lowered):
         return TooLargeError(
             f"cannot {verb} {obj}{where}: the API server refused it as too large: {message}. "
             "Objects are stored up to about 1.5 MiB; ConfigMap data up to 1 MiB.",
