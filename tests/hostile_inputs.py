@@ -151,7 +151,7 @@ def build(tmp: Path) -> list[Hostile]:
         "org.x.Main",
         JAR,
     )
-    writers: dict[str, Callable[[Path], None]] = {
+    writers: dict[str, Callable[[Path], object]] = {
         "binary": lambda p: p.write_bytes(bytes(range(256)) * 4),
         "list": lambda p: p.write_text("- kind: Pod\n"),
         "bomb": lambda p: p.write_text(
