@@ -79,7 +79,7 @@ def build(tmp: Path) -> list[Hostile]:
     bomb_text = _dump(bomb) + "bomb:\n" + laughs(indent="  ")
     spec("billion-laughs", bomb_text, "aliases expand too much")
     spec("recursive-alias", pi + "loop: &loop [*loop]\n", "recursive alias")
-    spec("syntax", pi + "spec: [unclosed\n", "not valid YAML")
+    spec("syntax", pi + "zzz: [unclosed\n", "not valid YAML")
     spec("control-char", pi + "x: \x07\n", "contains a character YAML does not allow")
     spec("ten-megabytes", pi + "# " + "x" * (10 * 1024 * 1024) + "\n", "is too large (10.0 MiB")
     spec("image-with-space", _dump(_pi(image="apache/spark 4.0.1")), "contains whitespace")

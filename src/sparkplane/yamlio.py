@@ -1,157 +1,50 @@
 """The one bounded YAML reader: every user-supplied YAML goes through here.
 
-Owns the limits on untrusted YAML (size, nesting depth, alias expansion), the refusal of
-duplicate keys and of tags beyond plain YAML (``!!python/...``, ``!!set``, local ``!tags``),
-strict UTF-8, and the one-message explanation of each way a file can be wrong (empty, a list
+Owns reading (bounded size, strict UTF-8), parsing under the limits of
+:mod:`sparkplane.yamlguard` (nesting depth, alias expansion, duplicate keys, plain tags only),
+and the one-message explanation of each way a file can be wrong (empty, a list
 or a scalar where a mapping is wanted, several documents where one is wanted). Called by every
 reader of user YAML: ``submit -f`` (CLI and :class:`~sparkplane.client.SparkPlane`), templates
-(:mod:`sparkplane.templates.substitute` composes with :class:`BoundedLoader`), pod template
+(:mod:`sparkplane.templates.substitute` calls :func:`check` before composing), pod template
 files (spark-submit ``--conf ...podTemplateFile`` and the operator's allowed directory).
 
 Why: PyYAML's SafeLoader expands aliases into shared nodes, and anything that walks or dumps
 the result (pydantic, ``json.dumps``) pays for every expansion: an 817-byte "billion laughs"
-took 4 GB. Here the expanded size is counted while composing, before any Python object exists,
-so a bomb is refused after reading a few hundred nodes. Parsing is pure (text in, objects out);
-:func:`read_bytes` is the only I/O and reads at most ``max_bytes + 1`` bytes.
+took 4 GB. Text is checked first and constructed only when it passed. Parsing is pure (text
+in, objects out); :func:`read_bytes` is the only I/O and reads at most ``max_bytes + 1`` bytes.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.events import AliasEvent
-from yaml.nodes import MappingNode, Node, ScalarNode
 
 from sparkplane.errors import Problem, ValidationError
-
-_STD = "tag:yaml.org,2002:"
-ALLOWED_TAGS = frozenset(
-    _STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp")
+from sparkplane.yamlguard import (
+    LIMITS,
+    FastLoader,
+    Limits,
+    YamlLimitError,
+    check,
+    size_text,
 )
-MIB = 1024 * 1024
 
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on one YAML input. The defaults fit any Kubernetes object with room to spare."""
-
-    max_bytes: int = 2 * MIB
-    """Larger than any object the API server stores (its request limit is about 1.5 MiB)."""
-    max_depth: int = 64
-    """Kubernetes objects nest about 15 levels deep."""
-    max_aliases: int = 256
-    """Aliases (``*name``) per document."""
-    max_expansion: int = 10
-    """Expanded nodes may be at most this many times the nodes written (or 10,000)."""
-    max_expanded_nodes: int = 1_000_000
-
-
-LIMITS = Limits()
-
-
-class YamlLimitError(yaml.MarkedYAMLError):
-    """The input broke one of the :class:`Limits` or rules; ``hint`` says how to fix it."""
-
-    def __init__(self, problem: str, mark: Any, hint: str) -> None:
-        super().__init__(problem=problem, problem_mark=mark)
-        self.hint = hint
-
-
-class BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that enforces :class:`Limits` and the no-duplicates/no-tags rules while
-    composing, so nothing is constructed for a refused input."""
-
-    limits: Limits = LIMITS
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-        self._reset()
-
-    def _reset(self) -> None:
-        self._written = 0
-        self._expanded = 0
-        self._aliases = 0
-        self._weight: dict[int, int] = {}
-
-    def compose_document(self) -> Node | None:
-        self._reset()
-        node: Node | None = super().compose_document()
-        return node
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        lim = self.limits
-        if self.check_event(AliasEvent):
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            node: Node | None = super().compose_node(parent, index)
-            weight = self._weight.get(id(node))
-            if weight is None:
-                raise YamlLimitError(
-                    "an alias refers to the collection that contains it (a recursive alias)",
-                    mark,
-                    "write the value out instead of referring to an enclosing anchor",
-                )
-            self._aliases += 1
-            self._expanded += weight
-            budget = min(lim.max_expanded_nodes, max(10_000, lim.max_expansion * self._written))
-            if self._aliases > lim.max_aliases or self._expanded > budget:
-                raise YamlLimitError(
-                    f"aliases expand too much ({self._aliases} aliases, over "
-                    f"{self._expanded} nodes from {self._written} written; the limit is "
-                    f"{lim.max_aliases} aliases and {budget} nodes)",
-                    mark,
-                    "write the values out, or use fewer anchors and aliases (&name / *name)",
-                )
-            return node
-        self._depth += 1
-        if self._depth > lim.max_depth:
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise YamlLimitError(
-                f"nested more than {lim.max_depth} levels deep",
-                mark,
-                "Kubernetes objects nest far less; check for runaway brackets or indentation",
-            )
-        start = self._expanded
-        try:
-            node = super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-        if node is not None:
-            self._check_tag(node)
-            self._written += 1
-            self._expanded += 1
-            self._weight[id(node)] = self._expanded - start
-        return node
-
-    def _check_tag(self, node: Node) -> None:
-        if node.tag not in ALLOWED_TAGS:
-            shown = node.tag.replace(_STD, "!!")
-            raise YamlLimitError(
-                f"tag {shown!r} is not allowed",
-                node.start_mark,
-                "use plain YAML values (strings, numbers, booleans, lists, mappings); "
-                "quote the value if it is meant as text",
-            )
-
-    def compose_mapping_node(self, anchor: Any) -> MappingNode:
-        node: MappingNode = super().compose_mapping_node(anchor)
-        seen: dict[str, int] = {}
-        for key, _ in node.value:
-            if not isinstance(key, ScalarNode) or key.tag == _STD + "merge":
-                continue
-            line = key.start_mark.line + 1
-            if key.value in seen:
-                raise YamlLimitError(
-                    f"duplicate key {key.value!r} (first at line {seen[key.value]})",
-                    key.start_mark,
-                    "each key may appear once in a mapping; keep one of them",
-                )
-            seen[key.value] = line
-        return node
+__all__ = [
+    "LIMITS",
+    "Limits",
+    "YamlLimitError",
+    "check",
+    "decode",
+    "load_mapping_file",
+    "parse_all",
+    "parse_mapping",
+    "problem_of",
+    "read_bytes",
+    "read_text",
+]
 
 
 def problem_of(exc: yaml.YAMLError, source: str) -> Problem:
@@ -196,14 +89,10 @@ def decode(data: bytes, source: str, *, limits: Limits = LIMITS, subject: str = 
 def too_large(source: str, size: int, limits: Limits = LIMITS) -> Problem:
     return Problem(
         source,
-        f"is too large ({_size(size)}; the limit is {_size(limits.max_bytes)})",
+        f"is too large ({size_text(size)}; the limit is {size_text(limits.max_bytes)})",
         "Kubernetes stores no object over about 1.5 MiB: move data out (e.g. to a file "
         "in the image or object storage) or split the manifest",
     )
-
-
-def _size(n: int) -> str:
-    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n} bytes"
 
 
 def read_bytes(
@@ -246,26 +135,11 @@ def parse_all(
     """Every document of ``text`` (``None`` for empty ones); pure. Raises one ValidationError."""
     if len(text) > limits.max_bytes:
         raise ValidationError([too_large(source, len(text.encode()), limits)], subject=subject)
-    docs: list[Any] = []
     try:
-        loader = _loader(text, limits)  # the reader checks the characters here already
-        try:
-            while loader.check_node():
-                node = loader.get_node()
-                docs.append(None if node is None else loader.construct_document(node))
-        finally:
-            loader.dispose()
+        check(text, limits)
+        return list(yaml.load_all(text, Loader=FastLoader))
     except yaml.YAMLError as exc:
         raise ValidationError([problem_of(exc, source)], subject=subject) from None
-    return docs
-
-
-def _loader(text: str, limits: Limits) -> BoundedLoader:
-    if limits is LIMITS:
-        return BoundedLoader(text)
-    cls = type("CustomBoundedLoader", (BoundedLoader,), {"limits": limits})
-    loader: BoundedLoader = cls(text)
-    return loader
 
 
 def parse_mapping(

@@ -33,8 +33,9 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
-from sparkplane.yamlio import BoundedLoader, problem_of
+from sparkplane.yamlio import problem_of
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 NAME_PATTERN = re.compile(NAME)
@@ -155,9 +156,9 @@ def _typed_tag(value: str) -> str:
     return _STR_TAG
 
 
-class _Loader(BoundedLoader):
-    """The bounded loader (size, depth, aliases, duplicate keys, tags: :mod:`sparkplane.yamlio`)
-    that also remembers which scalars carry an explicit tag (``!!str ${N}``), which
+class _Loader(yaml.SafeLoader):
+    """SafeLoader (the text passed :func:`sparkplane.yamlio.check` first: size, depth, aliases,
+    duplicate keys, tags) that remembers which scalars carry an explicit tag (``!!str ${N}``), which
     the composed node alone cannot tell from an implicitly resolved one."""
 
     def __init__(self, stream: str) -> None:
@@ -255,7 +256,13 @@ def substitute_yaml(
     docstring for the rules). ``source`` names the text in problem paths (``source:line``).
     """
     try:
-        loader = _Loader(text)  # the reader refuses control characters here already
+        yamlio.check(text)  # bounded first: nothing is composed for a refused text
+    except yamlio.YamlLimitError as exc:
+        return Substituted(source, (), (), (problem_of(exc, source),))
+    except yaml.YAMLError:
+        pass  # a syntax error: reported below, after the problems of the documents before it
+    try:
+        loader = _Loader(text)
     except yaml.YAMLError as exc:
         return Substituted(source, (), (), (problem_of(exc, source),))
     documents: list[Any] = []
