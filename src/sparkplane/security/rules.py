@@ -186,9 +186,10 @@ DRIVER = Policy(
             ("services", "configmaps"),
             ("create", "delete", "deletecollection"),
             "the executor ConfigMap (spark-exec-*-conf-map) and executor Services (4.0 "
-            "enableService), deleted by label on stop. No get/list/watch: a driver cannot read "
-            "another app's spark.properties. RBAC cannot limit create or deletecollection to "
-            "the app's own objects (docs/security.md, threat model)",
+            "enableService), deleted by label on stop (fabric8's withLabel(...).delete() is one "
+            "DELETE on the collection: deletecollection). No get/list/watch: a driver cannot "
+            "read another app's spark.properties. RBAC cannot limit create or deletecollection "
+            "to the app's own objects (docs/security.md, threat model)",
         ),
         rule(
             CORE,
