@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -58,19 +57,16 @@ def test_every_hostile_input_is_refused_with_one_message_and_creates_nothing(
     assert len(cases) >= 35
     failures: list[str] = []
     for case in cases:
-        start = time.perf_counter()
         proc = cli(kubeconfig, *case.args, "-n", namespace)
-        took = time.perf_counter() - start
         text = proc.stderr
         ok = (
             proc.returncode == 2
             and case.expect in text
             and "Traceback" not in text + proc.stdout
             and (not case.one_problem or ": 1 problem; nothing was created" in text)
-            and took < 30
         )
         if not ok:
-            failures.append(f"{case.name}: rc={proc.returncode} {took:.1f}s\n{text[-600:]}")
+            failures.append(f"{case.name}: rc={proc.returncode}\n{text[-600:]}")
     assert not failures, "\n".join(failures)
     assert created(kube, namespace) == []
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -54,9 +53,8 @@ def test_each_class_is_one_message(name: str) -> None:
 
 
 def test_bomb_is_refused_before_expanding() -> None:
-    start = time.perf_counter()
-    only_problem(laughs(12))
-    assert time.perf_counter() - start < 1.0  # 9**12 nodes would never finish
+    # 9**12 nodes: constructing them would never finish (the speed is benchmarks' business)
+    assert "aliases expand too much" in only_problem(laughs(12))
 
 
 def test_modest_aliases_and_merge_keys_are_fine() -> None:
