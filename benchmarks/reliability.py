@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -33,12 +34,15 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from tests.hostile_inputs import PI, ROOT, build
+from tests.hostile_inputs import PI, ROOT, Hostile, build
 
+from sparkplane import yamlio
+from sparkplane.errors import ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.apps import SUBMISSION_LABEL
 from sparkplane.lifecycle.gc import collect_garbage
 from sparkplane.lifecycle.halfmade import dependents_of, owned_by
+from sparkplane.spec import load_manifest, validate
 
 KINDS = (("v1", "Pod"), ("v1", "ConfigMap"), ("v1", "Service"), ("networking.k8s.io/v1", "Ingress"))
 
@@ -75,7 +79,7 @@ def fresh_namespace(kube: Kube) -> str:
 def inputs(kube: Kube, kubeconfig: str, tmp: Path) -> None:
     ns = fresh_namespace(kube)
     cases = build(tmp / "hostile")
-    refused, slowest, bad = 0, (0.0, ""), []
+    refused, slowest, bad, times = 0, (0.0, ""), [], []
     for case in cases:
         start = time.perf_counter()
         proc = cli(kubeconfig, *case.args, "-n", ns)
@@ -91,13 +95,36 @@ def inputs(kube: Kube, kubeconfig: str, tmp: Path) -> None:
         else:
             bad.append(case.name)
         slowest = max(slowest, (took, case.name))
+        times.append(took)
     made = len(objects(kube, ns))
     kube.delete("v1", "Namespace", ns)
     print(f"inputs tried {len(cases)}, refused {refused} (exit 2, one message), ", end="")
     print(f"objects created {made}")
-    print(f"slowest refusal {slowest[0]:.1f}s ({slowest[1]}, includes CLI start-up)")
+    times.sort()
+    print(f"CLI time per refusal: median {times[len(times) // 2]:.1f}s, ", end="")
+    print(f"max {slowest[0]:.1f}s ({slowest[1]}); start-up included")
+    in_process(cases)
     for name in bad:
         print(f"  NOT refused as expected: {name}")
+
+
+def in_process(cases: list[Hostile]) -> None:
+    """The refusal itself, without CLI start-up: read, parse, load and validate each -f file."""
+    worst, most = (0.0, ""), (0, "")
+    for case in cases:
+        if case.args[:2] != ("submit", "-f") or not Path(case.args[2]).is_file():
+            continue
+        tracemalloc.start()
+        start = time.perf_counter()
+        try:
+            validate(load_manifest(yamlio.load_mapping_file(case.args[2])))
+        except ValidationError:
+            pass
+        worst = max(worst, (time.perf_counter() - start, case.name))
+        most = max(most, (tracemalloc.get_traced_memory()[1], case.name))
+        tracemalloc.stop()
+    print(f"in-process refusal (read+parse+validate): max {worst[0]:.2f}s ({worst[1]}), ", end="")
+    print(f"max allocated {most[0] / 2**20:.0f} MiB ({most[1]}; timed with tracemalloc on)")
 
 
 def complete(kube: Kube, ns: str, sid: str) -> bool | None:
