@@ -166,6 +166,13 @@ def faults(kube: Kube, kubeconfig: str, tmp: Path) -> None:
     for mode, source in sources:
         for step in ("owner", "dependent:1", "dependent:2", "dependent:3", "dependent:4"):
             scenarios.append((mode, source, step, "retry"))
+    ann["sim.sparkplane.io/run-for"] = "10m"
+    for step in ("pre-resources", "owner"):  # configMapSpecs: created before the driver
+        doc["spec"]["configMapSpecs"] = [{"name": f"extra-{step}", "data": {"a": "b"}}]
+        pre_spec = tmp / f"pi-pre-{step}.yaml"
+        pre_spec.write_text(yaml.safe_dump(doc))
+        scenarios.append(("native+pre", ("-f", str(pre_spec)), step, "retry"))
+    doc["spec"].pop("configMapSpecs")
     scenarios.append(("native", ("-f", str(short_spec)), "owner", "retry-after-finish"))
     scenarios.append(("native", ("-f", str(long_spec)), "dependent:1", "gc"))
     scenarios.append(("native", ("-f", str(long_spec)), "owner", "quota-blocks-retry"))

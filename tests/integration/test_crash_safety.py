@@ -173,3 +173,26 @@ def test_gc_across_namespaces_never_touches_system_namespaces(kube: Kube, namesp
         assert [d.name for d in named if d.delete] == ["faults-orphan-driver"]  # explicit -n
     finally:
         kube.delete("v1", "Pod", "faults-orphan-driver", "kube-system", grace_period_seconds=0)
+
+
+@pytest.mark.parametrize("step", ["pre-resources", "owner"])
+def test_pre_resources_of_a_killed_submission_are_reused_and_adopted(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, step: str
+) -> None:
+    """configMapSpecs are created before the driver; a kill before they are adopted left them
+    without an owner (no garbage collection, and a retry failed on AlreadyExists)."""
+    doc = yaml.safe_load(spec(tmp_path, "10m").read_text())
+    doc["spec"]["configMapSpecs"] = [{"name": "extra-conf", "data": {"a": "b"}}]
+    path = tmp_path / "pi-pre.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", f"pre-{step}")
+    assert cli(kubeconfig, *args, kill_after=step).returncode == -signal.SIGKILL
+    left = kube.get("v1", "ConfigMap", "extra-conf", namespace)
+    assert not left["metadata"].get("ownerReferences")
+    retry = cli(kubeconfig, *args)
+    assert retry.returncode == 0, retry.stderr
+    [driver] = drivers(kube, namespace, f"pre-{step}")
+    assert missing(kube, namespace, driver) == []
+    adopted = kube.get("v1", "ConfigMap", "extra-conf", namespace)
+    assert owned_by(adopted, driver["metadata"]["uid"])
+    assert adopted["metadata"]["uid"] == left["metadata"]["uid"]  # reused, not recreated

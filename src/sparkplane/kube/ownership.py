@@ -89,8 +89,14 @@ def create_owned(
         pre = []
         for obj in pre_resources or []:
             current = describe(obj)
-            pre.append(kube.create(obj, namespace))
-            made.append(pre[-1])
+            try:
+                pre.append(kube.create(obj, namespace))
+                made.append(pre[-1])
+            except AlreadyExistsError:
+                left = _leftover(kube, obj, namespace)
+                if left is None:
+                    raise
+                pre.append(left)  # an interrupted submission's, with the same names
         if pre:
             _fault_point("pre-resources")
         current = describe(owner)
@@ -103,16 +109,8 @@ def create_owned(
             current = failure[0]
             raise failure[1]
         step = "adopting"
-        for obj in pre:
-            current = describe(obj)
-            meta = obj["metadata"]
-            kube.patch(
-                obj["apiVersion"],
-                obj["kind"],
-                meta["name"],
-                {"metadata": {"ownerReferences": [owner_reference(created_owner)]}},
-                meta.get("namespace"),
-            )
+        current = ", ".join(describe(o) for o in pre)
+        adopt(kube, pre, created_owner, namespace)
         return Created(owner=created_owner, dependents=created, pre_resources=pre)
     except BaseException as exc:
         leaked = rollback(kube, made)
@@ -129,6 +127,29 @@ def create_owned(
             rolled_back=[describe(o) for o in made],
             leaked=leaked,
         ) from exc
+
+
+def _leftover(kube: Kube, obj: Obj, namespace: str | None) -> Obj | None:
+    """``obj`` as it exists with no owner: a pre-resource a killed submission created under
+    the same (submission-derived) names before its owner existed. Anything owned is not ours."""
+    meta = obj["metadata"]
+    found = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+    if found is None or (found.get("metadata") or {}).get("ownerReferences"):
+        return None
+    return found
+
+
+def adopt(kube: Kube, objects: list[Obj], owner: Obj, namespace: str | None) -> None:
+    """Give ``objects`` an ownerReference to ``owner`` (a merge patch each)."""
+    for obj in objects:
+        meta = obj["metadata"]
+        kube.patch(
+            obj["apiVersion"],
+            obj["kind"],
+            meta["name"],
+            {"metadata": {"ownerReferences": [owner_reference(owner)]}},
+            meta.get("namespace") or namespace,
+        )
 
 
 def announce_dependents(owner: Obj, dependents: list[Obj]) -> Obj:
@@ -200,7 +221,12 @@ class Resumed:
 
 
 def resume_owned(
-    kube: Kube, existing: Obj, dependents: list[Obj], *, namespace: str | None = None
+    kube: Kube,
+    existing: Obj,
+    dependents: list[Obj],
+    *,
+    pre_resources: list[Obj] | None = None,
+    namespace: str | None = None,
 ) -> Resumed:
     """A retry met ``existing`` (the owner an earlier attempt created under the same names):
     create the dependents it is missing, or remove the half-made unit and raise.
@@ -224,8 +250,11 @@ def resume_owned(
             present.append(found)  # type: ignore[arg-type]
         elif ref in by_ref:
             missing.append(by_ref[ref])
+    orphans = [o for o in (_leftover(kube, p, namespace) for p in pre_resources or []) if o]
+    if orphans:  # killed before the pre-resources were adopted
+        adopt(kube, orphans, existing, namespace)
     if not missing:
-        return Resumed(existing)
+        return Resumed(existing, added=[f"owner of {describe(o)}" for o in orphans])
     what = describe(existing)
     absent = ", ".join(describe(d) for d in missing)
     phase = (existing.get("status") or {}).get("phase", "")

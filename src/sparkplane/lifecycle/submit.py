@@ -150,7 +150,7 @@ def submit_objects(
             kube, driver, dependents, pre_resources=pre_resources, namespace=namespace
         )
     except SubmissionError as exc:
-        existing = _same_submission(kube, exc, driver, dependents, opts)
+        existing = _same_submission(kube, exc, driver, dependents, pre_resources or [], opts)
         if existing is not None:
             return existing
         raise
@@ -241,7 +241,12 @@ def _mark(driver: Obj, opts: SubmitOptions) -> None:
 
 
 def _same_submission(
-    kube: Kube, exc: SubmissionError, driver: Obj, dependents: list[Obj], opts: SubmitOptions
+    kube: Kube,
+    exc: SubmissionError,
+    driver: Obj,
+    dependents: list[Obj],
+    pre_resources: list[Obj],
+    opts: SubmitOptions,
 ) -> Submitted | None:
     """After a failed create: the earlier submission with the same id, if that is what we hit,
     completed if it was left half-made (or removed, raising SubmissionError: ``resume_owned``)."""
@@ -255,7 +260,9 @@ def _same_submission(
     labels = current["metadata"].get("labels", {})
     if labels.get(SUBMISSION_LABEL) != label_value(opts.submission_id):
         return None
-    resumed = resume_owned(kube, current, dependents, namespace=namespace)
+    resumed = resume_owned(
+        kube, current, dependents, pre_resources=pre_resources, namespace=namespace
+    )
     return Submitted(
         name=native_name(meta["name"]),
         namespace=namespace,
