@@ -57,3 +57,12 @@ def test_operator_refs_can_be_given() -> None:
 def test_owned_by() -> None:
     cm = {"metadata": {"ownerReferences": [{"uid": "u"}]}}
     assert owned_by(cm, "u") and not owned_by(cm, "other") and not owned_by(None, "u")
+
+
+def test_gc_across_namespaces_protects_system_namespaces() -> None:
+    from sparkplane.lifecycle.gc import protected
+
+    for ns in ("kube-system", "kube-public", "kube-node-lease", "kube-anything", "spark-operator"):
+        assert protected(ns), ns
+    for ns in ("default", "spark-jobs", "team-kube"):
+        assert not protected(ns), ns
