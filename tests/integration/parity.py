@@ -40,12 +40,14 @@ HASH_ORDERED = ("env", "volumes", "volumeMounts")
 # Labels sparkplane puts on every object (Spark puts only some of them on some objects).
 APP_LABELS = ("spark-app-selector", "spark-role", "spark-app-name", "app-name")
 MANAGED_BY = "app.kubernetes.io/managed-by"
+DEPENDENTS = "sparkplane.io/dependents"
 
 # Deliberate deviations: id -> one line (docs/parity.md says why for each).
 DEVIATIONS: dict[str, str] = {
     "app-labels": "every object carries spark-app-selector, spark-role, spark-app-name, app-name",
     "service-selector": "the driver Service also selects on app-name",
     "managed-by": "the driver pod is labelled app.kubernetes.io/managed-by=sparkplane",
+    "dependents-annotation": "the driver pod lists what it should own (sparkplane.io/dependents)",
     "sorted-lists": "env, volumes and volumeMounts Spark emits in hash order are sorted",
     "inline-pod-template": "a driver pod template is data, so no driver.podTemplateFile property",
     "properties-order": "spark.properties lines are sorted by key (Java 17 uses hash order)",
@@ -295,6 +297,12 @@ def _labels(obj: Obj, other: Obj, used: set[str]) -> None:
         used.add("managed-by")
     if not labels and "labels" not in other["metadata"]:
         obj["metadata"].pop("labels", None)
+    annotations = obj["metadata"].get("annotations", {})
+    if obj["kind"] == "Pod" and DEPENDENTS in annotations:
+        annotations.pop(DEPENDENTS)
+        used.add("dependents-annotation")
+        if not annotations and "annotations" not in other["metadata"]:
+            obj["metadata"].pop("annotations")
 
 
 def _sorted_lists(obj: Any) -> Any:

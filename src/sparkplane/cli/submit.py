@@ -214,6 +214,8 @@ def submit(
         staging_ca_file=staging_ca_file,
     )
     verb = "already submitted" if result.existing else "submitted"
+    if result.completed:
+        verb = f"completed an interrupted submission (added {', '.join(result.completed)}) of"
     note(
         f"{verb} {result.name} in {result.namespace} ({result.mode.value}); "
         f"created {', '.join(result.objects)}"

@@ -186,15 +186,18 @@ def from_submit_args(argv: list[str]) -> SparkApp:
     main_class = parsed.values.get("--class")
     resource = parsed.resource
     fields: dict[str, object] = {}
-    if resource is None:
-        if main_class is None:
-            parsed.problems.append(
-                Problem(
-                    "argv",
-                    "no application resource or --class given",
-                    "e.g. --class org.example.Main local:///app.jar",
-                )
+    if (
+        resource is None
+    ):  # spark-submit: "Must specify a primary resource (JAR or Python or R file)"
+        parsed.problems.append(
+            Problem(
+                "argv",
+                "no primary resource (JAR, Python or R file) given"
+                + (f" for --class {main_class}" if main_class else ""),
+                "as with spark-submit, end the options with the application, e.g. "
+                "--class org.example.Main local:///opt/app.jar",
             )
+        )
     elif resource.endswith(".py"):
         fields["py_files"] = resource
     elif resource.lower().endswith(".r"):

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec import PodTemplateHolder, SparkApp, from_submit_args, load_manifest
 from sparkplane.spec.submit_args import parse_properties, split_submit_args
@@ -55,35 +54,9 @@ def _problem(path: str, message: str, hint: str = "") -> ValidationError:
 
 
 def read_yaml_document(path: PathLike, what: str = "manifest") -> dict[str, Any]:
-    """One YAML mapping from ``path``; empty, multi-document, non-UTF-8 and malformed files
-    are a :class:`ValidationError` naming the file (never a traceback)."""
-    p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise _problem(str(p), f"cannot read the {what}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise _problem(
-            str(p), f"the {what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from exc
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise _problem(str(p), f"invalid YAML{where}: {problem}") from exc
-    if not docs:
-        raise _problem(str(p), f"the {what} is empty", "give one SparkApplication document")
-    if len(docs) > 1:
-        raise _problem(
-            str(p),
-            f"the {what} has {len(docs)} YAML documents; one is expected",
-            "use --template for several objects",
-        )
-    if not isinstance(docs[0], dict):
-        raise _problem(str(p), f"the {what} is a {type(docs[0]).__name__}, not a mapping")
-    return docs[0]
+    """One YAML mapping from ``path`` through the bounded reader (size, aliases, depth,
+    duplicate keys, tags): every bad file is one :class:`ValidationError` naming it."""
+    return yamlio.load_mapping_file(path, what=f"a SparkApplication {what}", subject=what)
 
 
 def with_namespace(app: SparkApp, namespace: str | None, *, explicit: bool) -> SparkApp:
@@ -116,10 +89,7 @@ def template_values(
     vals: dict[str, str] = {}
     if values_file is not None:
         p = Path(values_file)
-        try:
-            text = p.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _problem("--values", f"cannot read {p}: {exc}") from exc
+        text = yamlio.read_text(p, subject="template values")
         vals.update(parse_env(text, source=str(p)))
     vals.update(dict(sets) if isinstance(sets, Mapping) else parse_assignments(list(sets)))
     if namespace:
@@ -187,11 +157,7 @@ def read_source(
 def properties_file_args(path: PathLike) -> list[str]:
     """``--properties-file``: its ``spark.*`` entries as ``--conf`` arguments placed before the
     command line's, so explicit ``--conf`` and flags win (spark-submit's precedence)."""
-    p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _problem("--properties-file", f"cannot read {p}: {exc}") from exc
+    text = yamlio.read_text(path, subject="--properties-file")
     props = parse_properties(text)
     return [a for k, v in props.items() if k.startswith("spark.") for a in ("--conf", f"{k}={v}")]
 
@@ -205,6 +171,9 @@ def _template_in(app: TemplateApp, namespace: str) -> TemplateApp:
         return {**obj, "metadata": meta}
 
     return TemplateApp(placed(app.driver), [placed(o) for o in app.dependents], namespace)
+
+
+POD_TEMPLATE_EXAMPLE = "e.g. apiVersion: v1, kind: Pod, spec: {containers: [...]}"
 
 
 def app_from_submit_args(argv: list[str]) -> SparkApp:
@@ -229,15 +198,14 @@ def app_from_submit_args(argv: list[str]) -> SparkApp:
         i += 1
     app = from_submit_args(rest)
     update: dict[str, PodTemplateHolder] = {}
-    problems = []
+    problems: list[Problem] = []
     for role, path in files.items():
         try:
-            pod = yaml.safe_load(path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            problems.append(Problem(TEMPLATE_FILE_KEYS[role], f"cannot read {path}: {exc}"))
-            continue
-        if not isinstance(pod, dict):
-            problems.append(Problem(TEMPLATE_FILE_KEYS[role], f"{path} is not a Pod manifest"))
+            pod = yamlio.load_mapping_file(
+                path, what="a pod template (a Pod manifest)", example=POD_TEMPLATE_EXAMPLE
+            )
+        except ValidationError as exc:
+            problems += [Problem(TEMPLATE_FILE_KEYS[role], str(p)) for p in exc.problems]
             continue
         body = {k: v for k, v in pod.items() if k in ("metadata", "spec")}
         update[f"{role}_spec"] = PodTemplateHolder(pod_template_spec=body)

@@ -42,9 +42,9 @@ def test_explicit_namespace_that_differs_from_the_manifest_is_an_error(tmp_path)
     [
         (b"", "empty"),
         (b"a: 1\n---\nb: 2\n", "2 YAML documents"),
-        (b"a: [1,\n", "invalid YAML at line"),
+        (b"a: [1,\n", "x.yaml:2: not valid YAML"),
         (b"name: caf\xe9\n", "not UTF-8"),
-        (b"- 1\n", "not a mapping"),
+        (b"- 1\n", "expected a mapping"),
     ],
 )
 def test_bad_files_are_validation_errors(tmp_path, content, message):
