@@ -18,7 +18,18 @@ if TYPE_CHECKING:
     from sparkplane.lifecycle.model import AppPhase, AppState, Reason
 
 __version__ = "0.1.0"
-__all__ = ["App", "AppPhase", "AppState", "Mode", "Reason", "SparkPlane", "__version__"]
+SPARKPLANE_IMAGE = f"ghcr.io/sparkplane/sparkplane:{__version__}"
+"""The sparkplane image (entrypoint ``tini -- sparkplane``): everything deploy/ runs in-cluster."""
+__all__ = [
+    "SPARKPLANE_IMAGE",
+    "App",
+    "AppPhase",
+    "AppState",
+    "Mode",
+    "Reason",
+    "SparkPlane",
+    "__version__",
+]
 
 _WHERE = {
     "SparkPlane": "sparkplane.client",

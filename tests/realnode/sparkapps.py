@@ -126,7 +126,9 @@ def cli(kubeconfig: Path, *args: str, check: int | None = 0, timeout: float = 30
         check=False,
     )
     if check is not None:
-        assert proc.returncode == check, f"{args}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        assert proc.returncode == check, (
+            f"{args}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 

@@ -95,9 +95,7 @@ def test_down_leaves_nothing_and_up_again(real_cluster: DevCluster, kube: Kube) 
     started = time.monotonic()
     DevCluster(real_settings()).up()
     wait_for(
-        lambda: any(
-            n["metadata"]["name"] == NODE_NAME for n in kube.list("v1", "Node")
-        ),
+        lambda: any(n["metadata"]["name"] == NODE_NAME for n in kube.list("v1", "Node")),
         timeout=60,
         what="the real node back",
     )

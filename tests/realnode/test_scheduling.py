@@ -67,9 +67,7 @@ def test_higher_priority_app_preempts_a_running_one(
     hi["spec"]["driver"]["priorityClassName"] = high
     high_name = submit(kubeconfig, "-f", str(write(tmp_path, hi)))
     cli(kubeconfig, "wait", low_name, "-n", namespace, "--timeout", "180", check=1)
-    app = json.loads(
-        cli(kubeconfig, "get", "apps", low_name, "-n", namespace, "-o", "json").stdout
-    )
+    app = json.loads(cli(kubeconfig, "get", "apps", low_name, "-n", namespace, "-o", "json").stdout)
     text = json.dumps(app)
     assert "Preempted" in text
     high_driver = wait_for(lambda: driver_pod(kube, namespace, high_name), timeout=60, what="high")

@@ -38,8 +38,9 @@ def test_sparkpi_jvm_computes_with_executors_owned_by_the_driver(
         ]
         assert owned, f"no {kind} owned by the driver"
     executors = wait_for(
-        lambda: [e for e in _executors(kube, namespace) if e["metadata"].get("ownerReferences")]
-        or None,
+        lambda: (
+            [e for e in _executors(kube, namespace) if e["metadata"].get("ownerReferences")] or None
+        ),
         timeout=180,
         what="executor pods created by the real driver",
     )

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.cli.console import Output, dump, err, out
 from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, make_kube
 from sparkplane.client import SparkPlane
@@ -272,7 +273,7 @@ def gc(
     schedule: Annotated[str, typer.Option(help="CronJob schedule.")] = "*/10 * * * *",
     image: Annotated[
         str, typer.Option(help="CronJob image with sparkplane installed.")
-    ] = "sparkplane:latest",
+    ] = SPARKPLANE_IMAGE,
     in_cluster: Annotated[
         bool, typer.Option("--in-cluster", help="Use the pod's service account.")
     ] = False,

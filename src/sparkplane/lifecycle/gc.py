@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import is_native_driver
@@ -48,7 +49,7 @@ def gc_bundle(
     *,
     older_than: str = "24h",
     schedule: str = "*/10 * * * *",
-    image: str = "sparkplane:latest",
+    image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
 ) -> list[Obj]:
     """Everything to deploy the clean-up in one namespace: its least-privilege RBAC
@@ -85,7 +86,7 @@ def gc_cronjob(
     *,
     older_than: str = "24h",
     schedule: str = "*/10 * * * *",
-    image: str = "sparkplane:latest",
+    image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
     all_namespaces: bool = False,
 ) -> Obj:
@@ -117,8 +118,8 @@ def gc_cronjob(
                                 {
                                     "name": "gc",
                                     "image": image,
-                                    "args": [
-                                        "sparkplane",
+                                    "imagePullPolicy": "IfNotPresent",
+                                    "args": [  # the image's entrypoint: `tini -- sparkplane`
                                         "gc",
                                         *scope,
                                         "--older-than",

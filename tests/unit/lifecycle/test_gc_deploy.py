@@ -24,8 +24,8 @@ def test_bundle_runs_gc_under_its_own_service_account_only_on_pods():
     assert {v for rule in role["rules"] for v in rule["verbs"]} == {"list", "delete"}
     pod = objs[-1]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == objs[0]["metadata"]["name"]
+    # args to the image's entrypoint `tini -- sparkplane`
     assert pod["containers"][0]["args"] == [
-        "sparkplane",
         "gc",
         "-n",
         "team-a",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.staging.deploy import NAME, PORT, render_files
 
 DEPLOY = Path(__file__).parents[3] / "deploy" / "staging"
@@ -24,7 +25,10 @@ def test_deployment_runs_serve_with_cluster_credentials_and_only_lists_pods() ->
     deployment = objects[1]
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
-    assert container["command"][:4] == ["sparkplane", "staging", "serve", "--in-cluster"]
+    # args to the image's entrypoint (`tini -- sparkplane`), never a command that drops tini
+    assert "command" not in container
+    assert container["args"][:3] == ["staging", "serve", "--in-cluster"]
+    assert container["image"] == SPARKPLANE_IMAGE
     assert pod["serviceAccountName"] == NAME
     assert deployment["spec"]["replicas"] == 1
     assert objects[2]["spec"]["ports"][0]["port"] == PORT

@@ -12,10 +12,10 @@ archives (``ctr -n k8s.io images import``).
 
 from __future__ import annotations
 
+from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.devcluster.images.builder import (
     PAUSE_IMAGE,
     SPARK_IMAGE,
-    SPARKPLANE_IMAGE,
     ImageArchive,
     cached_images,
     ensure_images,

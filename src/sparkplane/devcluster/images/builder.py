@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import sparkplane
+from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.devcluster import versions
 from sparkplane.devcluster.images import cache, debian, oci, pause, project, spark
 from sparkplane.devcluster.images.layers import Entry, LayerBlob, write_layer
@@ -27,7 +28,6 @@ from sparkplane.errors import DevClusterError
 Progress = Callable[[str], None]
 
 SPARK_IMAGE = f"docker.io/sparkplane/spark:{versions.SPARK}"
-SPARKPLANE_IMAGE = f"ghcr.io/sparkplane/sparkplane:{sparkplane.__version__}"
 PAUSE_IMAGE = f"registry.k8s.io/pause:{versions.PAUSE}"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -19,7 +19,7 @@ driver pod. Everything is read from these Spark conf keys (all ``spark.kubernete
                                Service DNS name while the submitter uploads via an Ingress)
 ``staging.resourceId``         the uploaded bundle (set by the submitter after the upload)
 ``staging.caInSecret``         ``true``: the Secret holds ``ca.crt`` to trust (HTTPS)
-``initContainer.image``        image with sparkplane installed (default ``sparkplane:latest``)
+``initContainer.image``        image with sparkplane installed (default ``SPARKPLANE_IMAGE``)
 ``initContainer.pullPolicy``   default: ``spark.kubernetes.container.image.pullPolicy``
 ``localizeRemote``             ``true``: the init-container downloads http(s) dependencies
 ``localize.uris``              written by the rewrite: the http(s) URIs to download
@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.errors import ValidationError
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj, append, clone, section, with_volumes
@@ -58,7 +59,7 @@ INIT_PULL_POLICY = f"{PREFIX}.initContainer.pullPolicy"
 LOCALIZE_REMOTE = f"{PREFIX}.localizeRemote"
 LOCALIZED_URIS = f"{PREFIX}.localize.uris"
 
-DEFAULT_INIT_IMAGE = "sparkplane:latest"
+DEFAULT_INIT_IMAGE = SPARKPLANE_IMAGE
 PENDING_RESOURCE_ID = "pending-upload"
 """Shown by a dry run: the real id exists only after the upload at submit time."""
 INIT_CONTAINER = "sparkplane-fetch"
