@@ -47,9 +47,12 @@ def real_cluster() -> Iterator[DevCluster]:
     for name in [*KUBELET_SYSCTLS, "net/ipv4/ip_forward"]:
         HOST_SYSCTLS[name] = Path(f"/proc/sys/{name}").read_text()
     cluster = DevCluster(real_settings())
+    keep = bool(os.environ.get("SPARKPLANE_KEEP_CLUSTER"))
+    if not keep:
+        cluster.down(purge=True)  # a fresh cluster: no data left by an earlier run
     cluster.up(progress=lambda msg: print(f"[real-cluster] {msg}", flush=True))
     yield cluster
-    if not os.environ.get("SPARKPLANE_KEEP_CLUSTER"):
+    if not keep:
         cluster.down(purge=True)
 
 

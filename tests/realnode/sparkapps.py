@@ -11,8 +11,9 @@ from typing import Any
 
 import yaml
 
-from sparkplane.devcluster.images import SPARK_IMAGE as SPARK_IMAGE
-from sparkplane.devcluster.images import SPARK_PI_JAR, SPARK_PI_PY
+from sparkplane.devcluster.images import SPARK_IMAGE, SPARK_PI_JAR, SPARK_PI_PY
+
+__all__ = ["SPARK_IMAGE", "cli", "driver_pod", "pod_logs", "run_pod", "spec", "submit", "write"]
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from sparkplane.kube import Kube
-from tests.integration.parity import run_spark_submit
 from tests.integration.helpers import wait_for
+from tests.integration.parity import run_spark_submit
 from tests.realnode.conftest import SERVICE_ACCOUNT
 from tests.realnode.sparkapps import (
     SPARK_IMAGE,
