@@ -12,14 +12,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from sparkplane.version import SPARKPLANE_IMAGE, __version__
+
 if TYPE_CHECKING:
     from sparkplane.client import SparkPlane
     from sparkplane.lifecycle.apps import App, Mode
     from sparkplane.lifecycle.model import AppPhase, AppState, Reason
 
-__version__ = "0.1.0"
-SPARKPLANE_IMAGE = f"ghcr.io/sparkplane/sparkplane:{__version__}"
-"""The sparkplane image (entrypoint ``tini -- sparkplane``): everything deploy/ runs in-cluster."""
 __all__ = [
     "SPARKPLANE_IMAGE",
     "App",

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.cli.console import Output, dump, err, out
 from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, make_kube
 from sparkplane.client import SparkPlane
@@ -19,6 +18,7 @@ from sparkplane.lifecycle.events import event_time
 from sparkplane.lifecycle.gc import gc_bundle, gc_cronjob
 from sparkplane.lifecycle.model import AppPhase, is_finished
 from sparkplane.lifecycle.ttl import format_duration, parse_duration
+from sparkplane.version import SPARKPLANE_IMAGE
 
 get_app = typer.Typer(help="Show resources (kubectl style).", no_args_is_help=True)
 OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="table, wide, yaml or json.")]

@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import is_native_driver
 from sparkplane.lifecycle.ttl import TtlDecision, plan_cleanup
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.operator.crd import crds
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 NAME = "sparkplane-operator"

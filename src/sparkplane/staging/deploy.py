@@ -17,10 +17,11 @@ from typing import Any
 
 import yaml
 
-from sparkplane import SPARKPLANE_IMAGE, deployfiles
+from sparkplane import deployfiles
 from sparkplane.security.deploy import APPS_NAMESPACE, SYSTEM_NAMESPACE
 from sparkplane.security.rbac import render, to_yaml
 from sparkplane.security.rules import Identity
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 NAME = "sparkplane-staging"

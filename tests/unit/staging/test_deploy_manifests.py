@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.staging.deploy import NAME, PORT, render_files
+from sparkplane.version import SPARKPLANE_IMAGE
 
 DEPLOY = Path(__file__).parents[3] / "deploy" / "staging"
 

@@ -12,7 +12,6 @@ archives (``ctr -n k8s.io images import``).
 
 from __future__ import annotations
 
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.devcluster.images.builder import (
     PAUSE_IMAGE,
     SPARK_IMAGE,
@@ -21,6 +20,7 @@ from sparkplane.devcluster.images.builder import (
     ensure_images,
 )
 from sparkplane.devcluster.images.spark import SPARK_PI_CLASS
+from sparkplane.version import SPARKPLANE_IMAGE
 
 SPARK_PI_JAR = "local:///opt/spark/examples/jars/spark-examples.jar"
 """The JVM SparkPi in the Spark image (class :data:`SPARK_PI_CLASS`)."""

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import sparkplane
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.devcluster import versions
 from sparkplane.devcluster.images import cache, debian, oci, pause, project, spark
 from sparkplane.devcluster.images.layers import Entry, LayerBlob, write_layer
 from sparkplane.errors import DevClusterError
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Progress = Callable[[str], None]
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sparkplane import SPARKPLANE_IMAGE
 from sparkplane.errors import ValidationError
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj, append, clone, section, with_volumes
@@ -49,6 +48,7 @@ from sparkplane.spec.conf import K8S, mapped_conf, split_list
 from sparkplane.spec.models import PodTemplateHolder, SparkApp
 from sparkplane.spec.naming import AppIds
 from sparkplane.spec.validate import STAGING_SERVER
+from sparkplane.version import SPARKPLANE_IMAGE
 
 PREFIX = f"{K8S}.sparkplane"
 STAGING_RESOURCE_ID = f"{PREFIX}.staging.resourceId"
