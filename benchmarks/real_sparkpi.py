@@ -37,7 +37,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.integration.parity (spark-submit)
 
-from tests.integration.parity import run_spark_submit
+from tests.integration.parity import spark_submit_command, spark_submit_env
 
 from sparkplane.devcluster import DevCluster, DevClusterSettings
 from sparkplane.devcluster.cluster import default_state_dir
@@ -95,15 +95,27 @@ def run_sparkplane(cluster: DevCluster, namespace: str, name: str) -> None:
         raise RuntimeError(f"sparkplane submit failed: {proc.stdout}{proc.stderr}")
 
 
+def run_spark_submit(cluster: DevCluster, argv: list[str]) -> None:
+    """The real spark-submit (cluster mode; it waits for the app to end by default)."""
+    proc = subprocess.run(
+        spark_submit_command(cluster.server, argv),
+        env=spark_submit_env(cluster.kubeconfig),
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    if proc.returncode != 0 or "termination reason: Completed" not in proc.stdout + proc.stderr:
+        raise RuntimeError(f"spark-submit failed: {(proc.stdout + proc.stderr)[-3000:]}")
+
+
 def one(cluster: DevCluster, kube: Kube, namespace: str, how: str, i: int) -> tuple[float, float]:
     name = f"{'sp' if how == 'sparkplane' else 'ss'}-pi-{i}-{uuid.uuid4().hex[:4]}"
     t0 = time.time()
     if how == "sparkplane":
         run_sparkplane(cluster, namespace, name)
     else:
-        run_spark_submit(
-            cluster.server, ["--name", name, *common(namespace), *main_args()], cluster.kubeconfig
-        )
+        run_spark_submit(cluster, ["--name", name, *common(namespace), *main_args()])
     total = time.time() - t0
     deadline = time.monotonic() + 30  # the pod's phase follows its container's end
     while (driver := driver_of(kube, namespace, name))["status"].get("phase") != "Succeeded":
