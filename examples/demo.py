@@ -85,34 +85,24 @@ def prepare(kube: Kube) -> None:
     apply_objects(kube, bodies(render("driver", NAMESPACE, service_account="default")))
 
 
-def pods(kube: Kube, role: str) -> list[dict[str, Any]]:
-    return kube.list("v1", "Pod", NAMESPACE, label_selector=f"spark-role={role}")
-
-
 def owner(obj: dict[str, Any]) -> str:
     ref = obj["metadata"]["ownerReferences"][0]
     return f"{ref['kind']}/{ref['name']}"
 
 
-def show_executors(kube: Kube, timeout: float = 120) -> None:
-    """The executor pods the real driver created, with their owner (the driver pod)."""
+def show_executors(kube: Kube, apps: int, timeout: float = 120) -> None:
+    """The executor pods the real drivers created (one per app here), owned by their driver."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = [p for p in pods(kube, "executor") if p["metadata"].get("ownerReferences")]
-        if found:
-            rows = [
-                [
-                    p["metadata"]["name"],
-                    owner(p),
-                    p["spec"].get("nodeName") or "-",
-                    p["status"].get("phase", ""),
-                ]
-                for p in found
-            ]
-            table("EXECUTOR POD", "OWNER", "NODE", "PHASE", rows=rows)
-            return
+    found: list[dict[str, Any]] = []
+    while len(found) < apps and time.monotonic() < deadline:
         time.sleep(1)
-    data("(no executor appeared in time)")
+        found = [
+            p
+            for p in kube.list("v1", "Pod", NAMESPACE, label_selector="spark-role=executor")
+            if p["metadata"].get("ownerReferences")
+        ]
+    rows = [[p["metadata"]["name"], owner(p), p["spec"].get("nodeName") or "-"] for p in found]
+    table("EXECUTOR POD", "OWNER", "NODE", rows=rows)
 
 
 def pi_line(sp: SparkPlane, name: str) -> str:
@@ -270,7 +260,7 @@ def main() -> int:
         data(f"submitted {result.name}: {', '.join(result.objects)}")
         names.append(result.name)
     say("kubectl get pods -l spark-role=executor   # created by the real Spark driver")
-    show_executors(kube)
+    show_executors(kube, len(names))
     say(f"sparkplane ui {names[1]}   # the real Spark UI, through a port-forward")
     sp.wait(names[1], "running", timeout=180)
     spark_ui(kubeconfig, names[1])
