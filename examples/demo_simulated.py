@@ -34,7 +34,7 @@ from rich.live import Live
 from rich.table import Table
 
 from sparkplane import AppPhase, Mode, SparkPlane
-from sparkplane.devcluster import DevCluster
+from sparkplane.devcluster import DevCluster, DevClusterSettings
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.kill import remaining_objects
@@ -133,7 +133,10 @@ def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path) -> str:
 
 
 def main() -> int:
-    kubeconfig = DevCluster().up(progress=lambda m: console.print(f"• {m}", markup=False))
+    port_base = int(os.environ.get("SPARKPLANE_PORT_BASE", "16443"))
+    kubeconfig = DevCluster(DevClusterSettings(port_base=port_base)).up(
+        progress=lambda m: console.print(f"• {m}", markup=False)
+    )
     console.print(f"[bold]dev cluster up[/bold]: export KUBECONFIG={kubeconfig}")
     kube = Kube(connect(kubeconfig=kubeconfig))
     show_nodes(kube)
