@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sparkplane.version import SPARKPLANE_IMAGE, __version__
 
 if TYPE_CHECKING:
+    from sparkplane.aio import AsyncSparkPlane
     from sparkplane.client import SparkPlane
     from sparkplane.lifecycle.apps import App, Mode
     from sparkplane.lifecycle.model import AppPhase, AppState, Reason
@@ -24,6 +25,7 @@ __all__ = [
     "App",
     "AppPhase",
     "AppState",
+    "AsyncSparkPlane",
     "Mode",
     "Reason",
     "SparkPlane",
@@ -32,6 +34,7 @@ __all__ = [
 
 _WHERE = {
     "SparkPlane": "sparkplane.client",
+    "AsyncSparkPlane": "sparkplane.aio",
     "App": "sparkplane.lifecycle.apps",
     "Mode": "sparkplane.lifecycle.apps",
     "AppPhase": "sparkplane.lifecycle.model",
