@@ -199,6 +199,8 @@ def test_higher_priority_app_preempts_a_lower_one(
     def pinned(priority: str) -> dict:
         doc = _spec(namespace, run_for="1h")
         doc["spec"]["driver"] = {"cores": 2, "memory": "1g"}
+        # the whole small node: not the example's 200m request (sized for the real node)
+        doc["spec"]["sparkConf"].pop("spark.kubernetes.driver.request.cores", None)
         doc["spec"]["priorityClassName"] = priority
         doc["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
         doc["spec"]["tolerations"] = [

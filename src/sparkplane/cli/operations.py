@@ -13,6 +13,7 @@ import typer
 from sparkplane.cli.apps import AppName, OutputOpt, events_table
 from sparkplane.cli.console import Output, Status, dump, note, table, write
 from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, client
+from sparkplane.version import SPARKPLANE_IMAGE
 
 commands = typer.Typer()
 
@@ -142,7 +143,7 @@ def gc(
     schedule: Annotated[str, typer.Option(help="CronJob schedule.")] = "*/10 * * * *",
     image: Annotated[
         str, typer.Option(help="CronJob image with sparkplane installed.")
-    ] = "sparkplane:latest",
+    ] = SPARKPLANE_IMAGE,
     in_cluster: Annotated[
         bool, typer.Option("--in-cluster", help="Use the pod's service account.")
     ] = False,

@@ -27,6 +27,7 @@ from sparkplane.lifecycle.halfmade import (
     past_grace,
 )
 from sparkplane.lifecycle.ttl import TtlDecision, plan_cleanup
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 #: Never swept by ``gc -A``: the cluster's own namespaces and the operator's default one.
@@ -100,7 +101,7 @@ def gc_bundle(
     *,
     older_than: str = "24h",
     schedule: str = "*/10 * * * *",
-    image: str = "sparkplane:latest",
+    image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
 ) -> list[Obj]:
     """Everything to deploy the clean-up in one namespace: its least-privilege RBAC
@@ -137,7 +138,7 @@ def gc_cronjob(
     *,
     older_than: str = "24h",
     schedule: str = "*/10 * * * *",
-    image: str = "sparkplane:latest",
+    image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
     all_namespaces: bool = False,
 ) -> Obj:
@@ -169,8 +170,8 @@ def gc_cronjob(
                                 {
                                     "name": "gc",
                                     "image": image,
-                                    "args": [
-                                        "sparkplane",
+                                    "imagePullPolicy": "IfNotPresent",
+                                    "args": [  # the image's entrypoint: `tini -- sparkplane`
                                         "gc",
                                         *scope,
                                         "--older-than",

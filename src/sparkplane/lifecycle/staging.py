@@ -64,7 +64,7 @@ class StagingOptions:
     ca_file: Path | None = None
     """CA bundle to trust for an HTTPS server; also shipped to the init-container."""
     init_image: str | None = None
-    """Image of the init-container (default ``sparkplane:latest``)."""
+    """Image of the init-container (default ``sparkplane.SPARKPLANE_IMAGE``)."""
     base_dir: Path | None = None
     """Relative local paths are resolved here (default: the working directory)."""
     internal_server: str | None = None

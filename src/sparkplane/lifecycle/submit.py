@@ -64,7 +64,7 @@ class SubmitOptions:
     spark_user: str | None = None
     staging_server: str | None = None  # resource staging server for submitter-local files
     staging_ca_file: Path | None = None  # CA to trust for an HTTPS staging server
-    init_container_image: str | None = None  # image with `sparkplane fetch` (sparkplane:latest)
+    init_container_image: str | None = None  # image with `sparkplane fetch` (SPARKPLANE_IMAGE)
     staging_internal_server: str | None = None  # URL pods use, if not staging_server
     staging_base_dir: Path | None = None  # relative local paths resolve here (default: cwd)
 

@@ -21,10 +21,11 @@ from typing import Any
 import yaml
 
 from sparkplane.operator.crd import crds
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 NAME = "sparkplane-operator"
-DEFAULT_IMAGE = "ghcr.io/sparkplane/sparkplane:0.1.0"
+DEFAULT_IMAGE = SPARKPLANE_IMAGE
 DEFAULT_NAMESPACE = "spark-operator"
 LEASE = "sparkplane-operator-lock"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": "sparkplane"}
@@ -123,6 +124,7 @@ def deployment(namespace: str, args: list[str], image: str = DEFAULT_IMAGE) -> O
                         {
                             "name": "operator",
                             "image": image,
+                            "imagePullPolicy": "IfNotPresent",
                             "args": ["operator", "run", "--in-cluster", *args],
                             "env": [
                                 {

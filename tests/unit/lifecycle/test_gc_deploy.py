@@ -30,8 +30,8 @@ def test_bundle_runs_gc_under_its_own_service_account_deleting_only_pods():
     assert writes == {("pods", "list"), ("pods", "delete")}
     pod = objs[-1]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == objs[0]["metadata"]["name"]
+    # args to the image's entrypoint `tini -- sparkplane`
     assert pod["containers"][0]["args"] == [
-        "sparkplane",
         "gc",
         "-n",
         "team-a",
