@@ -31,6 +31,7 @@ from sparkplane.lifecycle import kill as _kill
 from sparkplane.lifecycle import logs as _logs
 from sparkplane.lifecycle import query, ui
 from sparkplane.lifecycle.apps import App, Mode
+from sparkplane.lifecycle.archive_logs import live_or_archived
 from sparkplane.lifecycle.model import AppPhase, AppState, is_finished
 from sparkplane.lifecycle.submit import SubmitOptions, Submitted, submit_native, submit_operator
 from sparkplane.lifecycle.tracker import Tracker
@@ -230,16 +231,30 @@ class SparkPlane:
         since: timedelta | None = None,
         tail: int | None = None,
         namespace: str | None = None,
+        notice: Callable[[str], None] = lambda _: None,
     ) -> Iterator[str]:
-        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends."""
-        resolved = app if isinstance(app, App) else self.get(app, namespace)
-        return _logs.stream_logs(
-            self.kube,
-            resolved,
-            executor=executor,
-            follow=follow,
-            since_seconds=int(since.total_seconds()) if since else None,
-            tail_lines=tail,
+        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends.
+
+        Once the pod is gone, the lines come from the log archive and ``notice`` says so."""
+        name, ns = self._ref(app, namespace)
+        missing: AppNotFoundError | None = None
+        try:
+            resolved = app if isinstance(app, App) else self.get(name, ns)
+        except AppNotFoundError as exc:  # gone: the archive may have its logs
+            missing = exc
+
+        def live() -> Iterator[str]:
+            return _logs.stream_logs(
+                self.kube,
+                resolved,
+                executor=executor,
+                follow=follow,
+                since_seconds=int(since.total_seconds()) if since else None,
+                tail_lines=tail,
+            )
+
+        return live_or_archived(
+            None if missing else live, ns, name, executor, tail=tail, notice=notice, missing=missing
         )
 
     def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from sparkplane.cli import history
 from sparkplane.cli.console import Output, dump, err, out
 from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, make_kube
 from sparkplane.client import SparkPlane
@@ -159,6 +160,7 @@ def logs(
         follow=follow,
         tail=tail,
         since=parse_duration(since, field="--since") if since else None,
+        notice=lambda msg: err.print(msg, markup=False, highlight=False),
     )
     for line in lines:
         out.print(line, markup=False, highlight=False)
@@ -177,6 +179,8 @@ def ui(
 ) -> None:
     """Print the Spark UI address; without an Ingress address, port-forward to the driver."""
     sp = _client(kubeconfig, context, namespace)
+    if not no_forward and history.open_in_history(sp, name, namespace, port):
+        return  # finished: its page in the History Server
     address = sp.ui(name, wait=wait_seconds)
     if address.url:
         out.print(address.url, markup=False)

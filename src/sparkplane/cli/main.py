@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from sparkplane.cli import apps, devcluster, security, submit
+from sparkplane.cli import apps, devcluster, history, security, submit
 from sparkplane.cli import operator as operator_cli
 from sparkplane.cli.console import err
 from sparkplane.errors import SparkplaneError
@@ -35,6 +35,7 @@ devcluster.app.command("simulate")(operator_cli.simulate)
 app.add_typer(devcluster.app, name="dev-cluster")
 app.add_typer(staging_app, name="staging", help="The resource staging server.")
 app.command("fetch")(fetch_command)
+app.add_typer(history.app, name="history")
 
 
 def main() -> None:
