@@ -168,3 +168,57 @@ def test_killed_app_keeps_partial_logs_and_retention_removes_them(
     assert not _has_event_log(events_dir, app_id)
     gone = cli(kubeconfig, "logs", name, "-n", namespace, check=8)
     assert "Traceback" not in gone.stderr
+
+
+def test_operator_released_driver_logs_are_kept_and_history_lists_it(
+    kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, archive: Path, events_dir: Path
+) -> None:
+    from sparkplane.operator.install import install_crds
+    from tests.integration.operator_helpers import running_operator
+
+    install_crds(kube)
+    cli(
+        kubeconfig,
+        "history",
+        "up",
+        "-n",
+        namespace,
+        "--host-path",
+        str(events_dir),
+        "--wait",
+        "240",
+    )
+    body = spec("pi-op", namespace, executors=1, args=["10"])
+    with running_operator(kube, namespace, simulate=False):
+        cli(kubeconfig, "submit", "-f", str(write(tmp_path, body)), "--mode", "operator")
+        cr = wait_for(
+            lambda: (
+                (c := kube.get("spark.apache.org/v1", "SparkApplication", "pi-op", namespace))
+                .get("status", {})
+                .get("currentState", {})
+                .get("currentStateSummary")
+                in ("ResourceReleased", "TerminatedWithoutReleaseResources")
+                and c
+            ),
+            timeout=300,
+            what="the operator released the app",
+        )
+    assert cr["status"]["currentState"]["currentStateSummary"] == "ResourceReleased"
+    assert driver_pod(kube, namespace, "pi-op") is None
+    logs = cli(kubeconfig, "logs", "pi-op", "-n", namespace)
+    assert "Pi is roughly 3.1" in logs.stdout
+    assert "released by the operator" in logs.stderr
+    app_id = json.loads((archive / namespace / "pi-op" / "meta.json").read_text())["app_id"]
+    assert app_id and _has_event_log(events_dir, app_id)
+    proc, url = _ui(kubeconfig, "ui", "pi-op", "-n", namespace, "--port", "0")
+    try:
+        base = url.split("/history/")[0]
+        wait_for(
+            lambda: any(a["id"] == app_id for a in json.loads(_get(f"{base}/api/v1/applications"))),
+            timeout=90,
+            what="the History Server lists the operator app",
+        )
+        assert json.loads(_get(f"{base}/api/v1/applications/{app_id}/jobs"))
+    finally:
+        proc.terminate()
+        proc.wait(10)

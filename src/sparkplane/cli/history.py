@@ -187,7 +187,8 @@ def open_in_history(sp: SparkPlane, name: str, namespace: str, port: int) -> boo
     else:
         if not is_finished(current.state):
             return False
-        app_id = current.app_id
+        kept = None if current.app_id else archived_meta(namespace, name)
+        app_id = current.app_id or (kept.app_id if kept else None)  # released: only archived
     pod = history_kube.server_pod(sp.kube, namespace)
     if (not app_id or pod is None) and deleted is None:
         return False  # the driver pod is still there: as before, its own UI address

@@ -10,7 +10,7 @@ are not archived here. Layout, caps and retention: :mod:`sparkplane.lifecycle.ar
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,6 +42,15 @@ def archive_app(kube: Kube, app: App, reason: str, store: ArchiveStore | None = 
         archive_driver(kube, app.namespace, app.driver_pod, reason, store, name=app.name)
 
 
+def archive_refs(
+    kube: Kube, namespace: str, refs: Iterable[tuple[str, str, str]], reason: str
+) -> None:
+    """Archive the driver pods among ``refs`` (apiVersion, kind, name) about to be deleted."""
+    for api_version, kind, name in refs:
+        if (api_version, kind) == ("v1", "Pod"):
+            archive_driver(kube, namespace, name, reason)
+
+
 def archive_driver(
     kube: Kube,
     namespace: str,
@@ -57,7 +66,8 @@ def archive_driver(
         if store is None:
             return None
         pod = kube.get_or_none("v1", "Pod", driver_pod, namespace)
-        if pod is None or not _started(pod):
+        role = (pod or {}).get("metadata", {}).get("labels", {}).get("spark-role")
+        if pod is None or role != "driver" or not _started(pod):
             return None
         return _archive(kube, store, pod, name or app_name_of(pod), reason)
     except Exception as exc:  # archiving must never block a deletion
