@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from sparkplane.cli.console import err, out
-from sparkplane.cli.options import Context, Kubeconfig, Namespace, make_kube
+from sparkplane.cli.console import note, write
+from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
 from sparkplane.client import SparkPlane
 from sparkplane.devcluster.images import SPARK_IMAGE
 from sparkplane.errors import AppNotFoundError, Problem, TimeoutExpired, ValidationError
@@ -37,18 +37,18 @@ NoForward = Annotated[bool, typer.Option("--no-port-forward", help="Only print t
 def main(
     ctx: typer.Context,
     port: Port = 18080,
-    namespace: Namespace = "default",
+    namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
     """Open the namespace's History Server (deploying it with the defaults if missing)."""
     if ctx.invoked_subcommand is not None:
         return
-    kube = make_kube(kubeconfig, context)
+    kube, namespace = _connect(kubeconfig, context, namespace)
     if history_kube.find_store(kube, namespace) is None:
         store = history.EventLogStore(host_path=DEV_HOST_PATH)
         for name in history_kube.deploy(kube, namespace, store, SPARK_IMAGE):
-            err.print(f"created {name}", markup=False)
+            note(f"created {name}")
     forward(kube, namespace, _ready_pod(kube, namespace, 180.0), port, "/")
 
 
@@ -69,7 +69,7 @@ def up(
     retention: Annotated[str, typer.Option(help="History Server cleaner max age.")] = "7d",
     image: Annotated[str, typer.Option(help="Spark image (its History Server).")] = SPARK_IMAGE,
     wait: Annotated[float, typer.Option(help="Seconds to wait until it is ready (0: no).")] = 0,
-    namespace: Namespace = "default",
+    namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
@@ -93,12 +93,12 @@ def up(
         default=default,
         retention=parse_duration(retention, field="--retention"),
     )
-    kube = make_kube(kubeconfig, context)
+    kube, namespace = _connect(kubeconfig, context, namespace)
     for name in history_kube.deploy(kube, namespace, store, image):
-        out.print(f"{name} applied", markup=False)
+        write(f"{name} applied")
     if wait:
         pod = _ready_pod(kube, namespace, wait)
-        err.print(f"History Server ready (pod {pod}); retention {format_duration(store.retention)}")
+        note(f"History Server ready (pod {pod}); retention {format_duration(store.retention)}")
 
 
 @app.command("open")
@@ -106,38 +106,47 @@ def open_(
     app_id: Annotated[str | None, typer.Option("--app-id", help="Open this app's page.")] = None,
     port: Port = 18080,
     no_forward: NoForward = False,
-    namespace: Namespace = "default",
+    namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
     """Port-forward to the History Server and print its local URL (Ctrl-C to stop)."""
-    kube = make_kube(kubeconfig, context)
+    kube, namespace = _connect(kubeconfig, context, namespace)
     pod = _ready_pod(kube, namespace, 0)
     if no_forward:
-        out.print(f"{namespace}/{pod}:{history.PORT}", markup=False)
+        write(f"{namespace}/{pod}:{history.PORT}")
         return
     forward(kube, namespace, pod, port, history.app_path(app_id) if app_id else "/")
 
 
 @app.command("conf")
 def conf(
-    namespace: Namespace = "default", kubeconfig: Kubeconfig = None, context: Context = None
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None
 ) -> None:
     """The --conf options that give one app event logs (what the namespace default adds)."""
-    store = history_kube.find_store(make_kube(kubeconfig, context), namespace)
+    kube, namespace = _connect(kubeconfig, context, namespace)
+    store = history_kube.find_store(kube, namespace)
     if store is None:
         raise AppNotFoundError(f"no History Server in {namespace}: run `sparkplane history up`")
     for key, value in history.event_log_conf(store).items():
-        out.print(f"--conf {key}={value}", markup=False)
+        write(f"--conf {key}={value}")
 
 
 @app.command("down")
 def down(
-    namespace: Namespace = "default", kubeconfig: Kubeconfig = None, context: Context = None
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None
 ) -> None:
     """Remove the History Server and the event-log settings (the event logs stay)."""
-    history_kube.remove(make_kube(kubeconfig, context), namespace)
-    err.print(f"History Server of {namespace} removed (event logs kept)")
+    kube, namespace = _connect(kubeconfig, context, namespace)
+    history_kube.remove(kube, namespace)
+    note(f"History Server of {namespace} removed (event logs kept)")
+
+
+def _connect(
+    kubeconfig: str | None, context: str | None, namespace: str | None
+) -> tuple[Kube, str]:
+    sp = client(kubeconfig, context, namespace)
+    return sp.kube, sp.namespace
 
 
 def _ready_pod(kube: Kube, namespace: str, wait: float) -> str:
@@ -167,8 +176,8 @@ def forward(kube: Kube, namespace: str, pod: str, port: int, path: str) -> None:
     thread.start()
     ready.wait(10)
     url = f"http://127.0.0.1:{bound[0] if bound else port}{path}"
-    err.print(f"History Server: forwarding {url} -> {namespace}/{pod} (Ctrl-C to stop)")
-    out.print(url, markup=False)
+    note(f"History Server: forwarding {url} -> {namespace}/{pod} (Ctrl-C to stop)")
+    write(url)
     while thread.is_alive():
         thread.join(1)
 
