@@ -185,14 +185,14 @@ def forward(kube: Kube, namespace: str, pod: str, port: int, path: str) -> None:
 def open_in_history(sp: SparkPlane, name: str, namespace: str, port: int) -> bool:
     """For ``ui``: open a finished (or deleted) app's page in the History Server; False when
     the app still runs (its own UI serves it) or there is nothing to open."""
-    deleted = None
+    deleted: AppNotFoundError | None = None
     try:
         current = sp.get(name, namespace)
-    except AppNotFoundError:
-        deleted = archived_meta(namespace, name)
-        if deleted is None:
+    except AppNotFoundError as exc:
+        meta = archived_meta(namespace, name)
+        if meta is None:
             raise
-        app_id = deleted.app_id
+        deleted, app_id = exc, meta.app_id
     else:
         if not is_finished(current.state):
             return False
@@ -203,8 +203,8 @@ def open_in_history(sp: SparkPlane, name: str, namespace: str, port: int) -> boo
         return False  # the driver pod is still there: as before, its own UI address
     if not app_id or pod is None:
         raise AppNotFoundError(
-            f"{name} has finished and its UI with it; to see it, give the namespace a History "
-            f"Server (`sparkplane history up -n {namespace}`) before running apps"
+            f"{deleted}; its log is in the archive (`sparkplane logs {name}`); its UI would be "
+            f"in a History Server (`sparkplane history up -n {namespace}` before running apps)"
         )
     forward(sp.kube, namespace, pod, port, history.app_path(app_id))
     return True

@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from sparkplane.errors import NotFoundError
+from sparkplane.errors import ForbiddenError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle import history
 from sparkplane.lifecycle.history import EventLogStore
@@ -68,7 +68,10 @@ def with_namespace_event_log(kube: Kube, app: SparkApp) -> SparkApp:
     conf = app.spec.spark_conf
     if conf.get(history.ENABLED, "").strip().lower() == "false":
         return app
-    store = find_store(kube, namespace)
+    try:
+        store = find_store(kube, namespace)
+    except ForbiddenError:  # may not read the namespace's settings: the app as it is
+        return app
     merged = history.with_event_log(conf, store)
     if merged == conf:
         return app
