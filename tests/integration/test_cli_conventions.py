@@ -148,7 +148,7 @@ def test_errors_are_one_message_with_a_documented_code(kubeconfig, namespace, tm
     for path, text in (
         (empty, "empty"),
         (two, "2 YAML documents"),
-        (bad, "invalid YAML"),
+        (bad, "bad.yaml:2: not valid YAML"),
         (binary, "not UTF-8"),
         (tmp_path / "absent.yaml", "cannot read"),
     ):
