@@ -140,17 +140,33 @@ class AppOperations:
         since: timedelta | None = None,
         tail: int | None = None,
         namespace: str | None = None,
+        notice: Callable[[str], None] = lambda _: None,
     ) -> Iterator[str]:
-        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends."""
+        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends.
+
+        Once the pod is gone, the lines come from the log archive and ``notice`` says so."""
+        from sparkplane.lifecycle.archive_logs import live_or_archived
         from sparkplane.lifecycle.logs import stream_logs
 
-        return stream_logs(
-            self.kube,
-            self._app(app, namespace),
-            executor=executor,
-            follow=follow,
-            since_seconds=int(since.total_seconds()) if since else None,
-            tail_lines=tail,
+        name, ns = self._ref(app, namespace)
+        missing: AppNotFoundError | None = None
+        try:
+            resolved = self._app(app, namespace)
+        except AppNotFoundError as exc:  # gone: the archive may have its logs
+            missing = exc
+
+        def live() -> Iterator[str]:
+            return stream_logs(
+                self.kube,
+                resolved,
+                executor=executor,
+                follow=follow,
+                since_seconds=int(since.total_seconds()) if since else None,
+                tail_lines=tail,
+            )
+
+        return live_or_archived(
+            None if missing else live, ns, name, executor, tail=tail, notice=notice, missing=missing
         )
 
     def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Obj]:

@@ -58,6 +58,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "operator": ("sparkplane.cli.operator", "app", "The spark.apache.org operator."),
     "dev-cluster": ("sparkplane.cli.devcluster", "app", "The embedded local control plane."),
     "staging": ("sparkplane.staging.cli", "staging_app", "The resource staging server."),
+    "history": ("sparkplane.cli.history", "app", "The Spark History Server: finished apps."),
     "fetch": ("sparkplane.staging.cli", "fetch_app", "Download staged files (init-container)."),
 }
 EXIT_UNREACHABLE = 11

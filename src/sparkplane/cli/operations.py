@@ -41,6 +41,7 @@ def logs(
         follow=follow,
         tail=tail,
         since=parse_duration(since, field="--since") if since else None,
+        notice=note,  # read from the log archive once the pod is gone
     )
     for line in lines:
         write(line)
@@ -59,7 +60,11 @@ def ui(
     context: Context = None,
 ) -> None:
     """Print the Spark UI address; without an Ingress address, port-forward to the driver."""
+    from sparkplane.cli.history import open_in_history
+
     sp = client(kubeconfig, context, namespace)
+    if not no_forward and open_in_history(sp, name, sp.namespace, port):
+        return  # finished: its page in the History Server
     address = sp.ui(name, wait=wait_seconds)
     if address.url:
         write(address.url)

@@ -17,6 +17,8 @@ from typing import Any
 from sparkplane.errors import KubeError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import is_native_driver
+from sparkplane.lifecycle.archive_logs import archive_driver
+from sparkplane.lifecycle.archive_logs import prune as prune_archive
 from sparkplane.lifecycle.halfmade import (
     CHECKED_KINDS,
     DEFAULT_GRACE,
@@ -68,10 +70,12 @@ def collect_garbage(
     if not dry_run:
         for d in decisions:
             if d.delete:
+                archive_driver(kube, d.namespace, d.name, "expired (gc)")
                 try:
                     kube.delete("v1", "Pod", d.name, d.namespace, propagation="Background")
                 except NotFoundError:
                     pass
+        prune_archive(when, kube=kube)  # archived logs (and event logs) past their retention
     return decisions
 
 

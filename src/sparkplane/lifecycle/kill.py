@@ -10,6 +10,7 @@ from typing import Any
 from sparkplane.errors import ForbiddenError, NotFoundError, TimeoutExpired
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import App
+from sparkplane.lifecycle.archive_logs import archive_app
 
 Obj = dict[str, Any]
 OWNED_KINDS = (
@@ -66,6 +67,7 @@ def kill(
     meta = owner.get("metadata", {})
     uid = meta.get("uid", "")
     kind = app.owner_kind
+    archive_app(kube, app, "killed")  # keep its logs first (best effort)
     try:
         kube.delete(
             kind.api_version,

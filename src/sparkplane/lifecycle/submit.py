@@ -32,6 +32,7 @@ from sparkplane.kube import Kube
 from sparkplane.kube.ownership import create_owned, resume_owned
 from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
 from sparkplane.lifecycle.apps import submission_label as label_value
+from sparkplane.lifecycle.history_kube import with_namespace_event_log
 from sparkplane.lifecycle.staging import StagingOptions, staged_submission
 from sparkplane.lifecycle.ttl import TTL_KEY
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
@@ -113,6 +114,7 @@ def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) 
     """Create the app's driver pod and dependents; everything or nothing (with a staging
     server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
+    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     ids = _ids(app, opts)
     with staged_submission(app, ids, opts.staging(), kube) as staged:
         rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
@@ -202,6 +204,7 @@ def check_ownable(kube: Kube, dependents: list[Obj], namespace: str) -> None:
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
     """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
     opts = opts or SubmitOptions()
+    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     validate(app)
     cr = render_operator_cr(app)
     meta = cr.setdefault("metadata", {})

@@ -29,6 +29,7 @@ from sparkplane.errors import (
     SparkplaneError,
 )
 from sparkplane.kube import Kube
+from sparkplane.lifecycle.archive_logs import archive_refs
 from sparkplane.lifecycle.pods import format_time
 from sparkplane.operator.decision import (
     Action,
@@ -122,6 +123,7 @@ def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) ->
         except NotFoundError:
             pass
 
+    archive_refs(kube, action.namespace, action.refs, "released by the operator")  # logs first
     _each(pool, one, list(action.refs))
 
 

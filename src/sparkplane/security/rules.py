@@ -310,10 +310,11 @@ GC = Policy(
         rule(
             CORE,
             "pods",
-            ("list", "delete"),
+            ("get", "list", "delete"),
             "list driver pods, delete the finished ones past their TTL (Background "
             "propagation: the garbage collector removes executors, ConfigMaps and Services)",
         ),
+        rule(CORE, "pods/log", ("get",), "archive a driver's log before deleting it"),
         rule(
             CORE,
             ("configmaps", "services", "persistentvolumeclaims"),

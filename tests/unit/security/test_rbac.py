@@ -78,7 +78,8 @@ def test_driver_touches_only_its_executors_objects():
 
 def test_gc_and_staging_are_minimal():
     assert _grants(Identity.GC) == {
-        ("", "pods"): {"list", "delete"},
+        ("", "pods"): {"get", "list", "delete"},
+        ("", "pods/log"): {"get"},  # its log goes to the archive before the pod goes
         ("", "configmaps"): {"get"},  # half-made check, by name only
         ("", "services"): {"get"},
         ("", "persistentvolumeclaims"): {"get"},
