@@ -63,6 +63,16 @@ def workload_rules() -> list[Obj]:
             "resources": ["statefulsets"],
             "verbs": ["get", "list", "watch", "create", "delete"],
         },
+        {
+            "apiGroups": ["autoscaling"],
+            "resources": ["horizontalpodautoscalers"],
+            "verbs": ["get", "create", "delete"],
+        },
+        {
+            "apiGroups": ["policy"],
+            "resources": ["poddisruptionbudgets"],
+            "verbs": ["get", "create", "delete"],
+        },
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     ]
 

@@ -236,6 +236,18 @@ OPERATOR = Policy(
             "a SparkCluster's master and worker StatefulSets",
         ),
         rule(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            ("get", "create", "delete"),
+            "a SparkCluster's worker HorizontalPodAutoscaler (minWorkers < maxWorkers)",
+        ),
+        rule(
+            "policy",
+            "poddisruptionbudgets",
+            ("get", "create", "delete"),
+            "a SparkCluster's worker PodDisruptionBudget (minWorkers >= 1)",
+        ),
+        rule(
             CORE,
             "events",
             ("create", "patch"),
