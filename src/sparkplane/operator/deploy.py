@@ -44,6 +44,21 @@ def workload_rules() -> list[Obj]:
             "verbs": ["get", "update", "patch"],
         },
         {
+            "apiGroups": ["spark.apache.org"],
+            "resources": ["sparkapplications"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["sparkplane.io"],
+            "resources": ["scheduledsparkapplications"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["sparkplane.io"],
+            "resources": ["scheduledsparkapplications/status"],
+            "verbs": ["get", "update", "patch"],
+        },
+        {
             "apiGroups": [""],
             "resources": ["pods"],
             "verbs": ["get", "list", "watch", "create", "delete"],

@@ -25,6 +25,7 @@ EVENTS = "events.k8s.io"
 COORDINATION = "coordination.k8s.io"
 APACHE = "spark.apache.org"
 KUBEFLOW = "sparkoperator.k8s.io"
+SPARKPLANE = "sparkplane.io"
 
 READ = ("get", "list", "watch")
 
@@ -210,6 +211,24 @@ OPERATOR = Policy(
             ("sparkapplications/status", "sparkclusters/status"),
             ("get", "update", "patch"),
             "write the state and its transition history into .status",
+        ),
+        rule(
+            APACHE,
+            "sparkapplications",
+            ("create",),
+            "a ScheduledSparkApplication's runs, created when the schedule is due",
+        ),
+        rule(
+            SPARKPLANE,
+            "scheduledsparkapplications",
+            READ,
+            "watch the ScheduledSparkApplications it runs",
+        ),
+        rule(
+            SPARKPLANE,
+            "scheduledsparkapplications/status",
+            ("get", "update", "patch"),
+            "write a schedule's last and next run and its run history into .status",
         ),
         rule(
             CORE,
