@@ -2,8 +2,10 @@
 
 Owns :func:`ensure_helm`: the Helm chart's tests (install, upgrade, uninstall of
 ``deploy/helm/sparkplane``) need a real ``helm``, built like the control plane
-(:mod:`sparkplane.devcluster.build`): ``helm.sh/helm/v3`` has no ``replace`` lines, so a
-throw-away module requiring it builds ``cmd/helm`` as released. The binary lands in
+(:mod:`sparkplane.devcluster.build`): ``helm.sh/helm/v4`` has no ``replace`` lines, so a
+throw-away module requiring it builds ``cmd/helm`` as released. Helm 4, because it applies
+manifests server-side, so an upgrade applies changed CRDs the way ``sparkplane operator
+install`` does. The binary lands in
 ``<cache>/bin/helm-v<version>/helm``; only the first call pays (a few minutes on 2 cores).
 Called by the Helm integration tests and ``make helm``. Must not touch the control-plane
 binaries, which :mod:`build` owns.
@@ -16,7 +18,8 @@ from pathlib import Path
 
 from sparkplane.devcluster import build
 
-HELM = "3.22.0"
+HELM = "4.3.1"
+MAJOR = HELM.split(".", 1)[0]
 
 
 def helm_path(cache_dir: Path) -> Path:
@@ -37,8 +40,8 @@ def ensure_helm(cache_dir: Path, progress: build.Progress = lambda _: None) -> P
             logs.mkdir(exist_ok=True)
             build._build_module(
                 build._go_command(),
-                f"helm.sh/helm/v3@v{HELM}",
-                "helm.sh/helm/v3/cmd/helm",
+                f"helm.sh/helm/v{MAJOR}@v{HELM}",
+                f"helm.sh/helm/v{MAJOR}/cmd/helm",
                 "helm",
                 path.parent,
                 logs / "build-helm.log",
