@@ -42,6 +42,7 @@ class OperatorSettings:
     ``base_retry_seconds``/``max_retry_seconds``: per-key exponential requeue after errors
     (0.05 → 60). ``resync_seconds``: every resource is reconciled again at least this often
     (default 300). ``reconcile_clusters``: also reconcile SparkClusters (default True).
+    ``reconcile_schedules``: also run ScheduledSparkApplications (default True).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -58,4 +59,5 @@ class OperatorSettings:
     max_retry_seconds: float = 60.0
     resync_seconds: float = 300.0
     reconcile_clusters: bool = True
+    reconcile_schedules: bool = True
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
