@@ -15,9 +15,13 @@ only the fields Apache's operator sets unconditionally:
 * **pod**: ``schedulerName``, ``terminationGracePeriodSeconds: 0``, the workers' DNS search
   domain; other pod fields (priority class, security context, sidecars...) stay the user's.
 * **container** (the one named ``master``/``worker``, appended if the template has none):
-  ``image``, ``command``/``args`` (the start script), the ``SPARK_*`` env entries and the Spark
-  ports replace those of the same name; resources, mounts, probes and the rest are merged in
-  untouched. Every container without ``allowPrivilegeEscalation`` gets ``false``.
+  ``image``, ``command``/``args`` (``spark-class`` running the Master or Worker in the
+  foreground: the daemon is the container's process, its log the pod's log; no ``sbin``
+  scripts needed), ``SPARK_MASTER_OPTS``/``SPARK_WORKER_OPTS`` and the Spark ports replace
+  those of the same name; ``SPARK_MASTER_HOST`` (the pod IP) and ``SPARK_WORKER_CORES`` /
+  ``SPARK_WORKER_MEMORY`` (the container's limits, else the node's) are set unless the
+  template sets them; resources, mounts, probes and the rest are merged in untouched. Every
+  container without ``allowPrivilegeEscalation`` gets ``false``.
 
 Called by :mod:`sparkplane.operator.cluster`. Pure.
 """
@@ -65,14 +69,33 @@ def _merge_named(items: list[Obj] | None, ours: list[Obj], *keys: str) -> list[O
     return [*kept, *ours]
 
 
+DAEMON = {
+    "master": "org.apache.spark.deploy.master.Master",
+    "worker": "org.apache.spark.deploy.worker.Worker",
+}
+
+
 def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
+    """The Spark daemon's container: ``spark-class <Master|Worker>`` in the foreground."""
     out = copy.deepcopy(base)
     out["name"] = role
     out["image"] = image
-    script = "start-master.sh" if role == "master" else "start-worker.sh"
-    out["command"] = [f"/opt/spark/sbin/{script}"]
-    out["args"] = [] if role == "master" else [url]
-    env = [{"name": "SPARK_NO_DAEMONIZE", "value": "true"}, {"name": OPTS_ENV[role], "value": opts}]
+    out["command"] = ["/opt/spark/bin/spark-class", DAEMON[role]]
+    web = dict(PORTS[role])["web"]
+    spark = ["--port", "7077"] if role == "master" else [url]
+    out["args"] = ["--webui-port", str(web), *spark]
+    env = [{"name": OPTS_ENV[role], "value": opts}]
+    defaults = (
+        [{"name": "SPARK_MASTER_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+        if role == "master"
+        else [
+            {"name": f"SPARK_WORKER_{key}", "valueFrom": {"resourceFieldRef": {
+                "containerName": "worker", "resource": resource, "divisor": "1"}}}
+            for key, resource in (("CORES", "limits.cpu"), ("MEMORY", "limits.memory"))
+        ]
+    )  # fmt: skip
+    given = {e.get("name") for e in out.get("env") or []}
+    env = [*(d for d in defaults if d["name"] not in given), *env]
     out["env"] = _merge_named(out.get("env"), env, "name")
     ports = [{"name": n, "containerPort": p} for n, p in PORTS[role]]
     out["ports"] = _merge_named(out.get("ports"), ports, "name", "containerPort")

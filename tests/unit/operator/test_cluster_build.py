@@ -69,7 +69,13 @@ def test_template_container_is_merged_not_replaced() -> None:
     master = container(sts, "master")
     assert master["resources"] == resources
     assert master["image"] == "apache/spark:4.0.1-scala"
-    assert master["command"] == ["/opt/spark/sbin/start-master.sh"]
+    assert master["command"] == [
+        "/opt/spark/bin/spark-class",
+        "org.apache.spark.deploy.master.Master",
+    ]
+    assert master["args"] == ["--webui-port", "8080", "--port", "7077"]
+    host = next(e for e in master["env"] if e["name"] == "SPARK_MASTER_HOST")
+    assert host["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
     assert {p["name"]: p["containerPort"] for p in master["ports"]} == {
         "web": 8080,
         "spark": 7077,
@@ -103,7 +109,17 @@ def test_template_without_the_role_container_gets_one_appended() -> None:
     pod = objects(cr)["StatefulSet/prod-worker"]["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["log-agent", "worker"]
     worker = pod["containers"][1]
-    assert worker["args"] == ["spark://prod-master-svc.ns1.svc:7077"]
+    assert worker["command"][1] == "org.apache.spark.deploy.worker.Worker"
+    assert worker["args"] == ["--webui-port", "8081", "spark://prod-master-svc.ns1.svc:7077"]
+    limits = {
+        e["name"]: e["valueFrom"]["resourceFieldRef"] for e in worker["env"] if "valueFrom" in e
+    }
+    assert limits["SPARK_WORKER_CORES"]["resource"] == "limits.cpu"
+    assert limits["SPARK_WORKER_MEMORY"] == {
+        "containerName": "worker",
+        "resource": "limits.memory",
+        "divisor": "1",
+    }
     assert pod["dnsConfig"]["searches"] == ["prod-worker-svc.ns1.svc.cluster.local"]
 
 
@@ -121,7 +137,10 @@ def test_operator_fields_win_where_apaches_do() -> None:
                     {
                         "name": "worker",
                         "image": "mine:1",
-                        "env": [{"name": "SPARK_WORKER_OPTS", "value": "-Dx=y"}],
+                        "env": [
+                            {"name": "SPARK_WORKER_OPTS", "value": "-Dx=y"},
+                            {"name": "SPARK_WORKER_CORES", "value": "3"},
+                        ],
                     }
                 ],
             },
@@ -139,6 +158,8 @@ def test_operator_fields_win_where_apaches_do() -> None:
     worker = container(sts, "worker")
     assert worker["image"] == "apache/spark:4.0.1-scala"
     assert [e["name"] for e in worker["env"]].count("SPARK_WORKER_OPTS") == 1
+    assert env(worker)["SPARK_WORKER_CORES"] == "3"  # the user's, not the limits
+    assert [e["name"] for e in worker["env"]].count("SPARK_WORKER_CORES") == 1
 
 
 def test_spark_conf_reaches_master_and_workers_as_java_options() -> None:
@@ -164,7 +185,6 @@ def test_spark_conf_reaches_master_and_workers_as_java_options() -> None:
         assert parsed["spark.master.ui.title"] == 'Prod "A" cluster'
         assert parsed["spark.kubernetes.namespace"] == "ns1"  # the API forces it
         assert parsed["spark.shuffle.service.enabled"] == "true"  # Apache's default
-        assert env(container(sts, role))["SPARK_NO_DAEMONIZE"] == "true"
 
 
 def test_user_conf_overrides_the_shuffle_default() -> None:
