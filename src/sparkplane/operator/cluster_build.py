@@ -84,8 +84,7 @@ def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
     web = dict(PORTS[role])["web"]
     spark = ["--port", "7077"] if role == "master" else [url]
     out["args"] = ["--webui-port", str(web), *spark]
-    env = [{"name": OPTS_ENV[role], "value": opts}]
-    defaults = (
+    defaults: list[Obj] = (
         [{"name": "SPARK_MASTER_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
         if role == "master"
         else [
@@ -95,7 +94,8 @@ def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
         ]
     )  # fmt: skip
     given = {e.get("name") for e in out.get("env") or []}
-    env = [*(d for d in defaults if d["name"] not in given), *env]
+    env: list[Obj] = [d for d in defaults if d["name"] not in given]
+    env.append({"name": OPTS_ENV[role], "value": opts})
     out["env"] = _merge_named(out.get("env"), env, "name")
     ports = [{"name": n, "containerPort": p} for n, p in PORTS[role]]
     out["ports"] = _merge_named(out.get("ports"), ports, "name", "containerPort")
