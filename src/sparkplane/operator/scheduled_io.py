@@ -12,10 +12,11 @@ Must not decide anything itself.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sparkplane.errors import ConflictError, NotFoundError
+from sparkplane.errors import ConflictError, KubeError, NotFoundError
 from sparkplane.kube.informer import Informer
 from sparkplane.operator import actions
 from sparkplane.operator import states as st
@@ -27,12 +28,24 @@ if TYPE_CHECKING:
     from sparkplane.kube import Kube
     from sparkplane.operator.runner import Key, Operator
 
+log = logging.getLogger(__name__)
 API_VERSION = f"{GROUP}/{VERSION}"
 Obj = dict[str, Any]
 
 
 def informers(kube: Kube, namespaces: Iterable[str | None]) -> list[Informer]:
-    """One ScheduledSparkApplication informer per watched namespace (None: all)."""
+    """One ScheduledSparkApplication informer per watched namespace (None: all).
+
+    None at all, with a warning, when the API server does not serve the kind (CRDs installed
+    by an older sparkplane): applications and clusters are still reconciled.
+    """
+    try:
+        kube.resource(API_VERSION, KIND)
+    except KubeError as exc:
+        if exc.code != 404:
+            raise
+        log.warning("%s is not served (run `sparkplane operator install`): no schedules", KIND)
+        return []
     return [Informer(kube, API_VERSION, KIND, namespace=ns) for ns in namespaces]
 
 
