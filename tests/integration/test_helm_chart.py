@@ -36,6 +36,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "deploy" / CHART
 SCHEDULED_CRD = str(scheduled_crd()["metadata"]["name"])
+CORPUS = Path(__file__).parent / "corpus"
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +143,9 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
     tmp_path: Path,
 ) -> None:
     common = ["-n", release_namespace, "--set", f"spark.jobNamespaces={{{namespace}}}"]
-    common += ["--set", "controller.replicas=1", "--wait=false"]
-    # install an "older" chart; --take-ownership adopts the CRDs other tests applied
+    common += ["--set", "controller.replicas=1", "--force-conflicts"]
+    # install an "older" chart; --take-ownership adopts the CRDs other tests applied (with
+    # `sparkplane operator install`), --force-conflicts takes their fields over
     old = _old_chart(tmp_path)
     run_helm(
         helm, "install", "sp", str(old), "--create-namespace", "--take-ownership", *common,
@@ -184,14 +186,38 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
                               lease_namespace=release_namespace):  # fmt: skip
             app = spark_app("via-chart", sim={"outcome": "Succeeded", "run-for": "2s"})
             kube.create(app, namespace=namespace)
+            cluster = yaml.safe_load((CORPUS / "clusters" / "hpa-template.yaml").read_text())
+            kube.create(cluster, namespace=namespace)
+            template = spark_app("unused", sim={"outcome": "Succeeded"})["spec"]
+            kube.create(
+                {
+                    "apiVersion": "sparkplane.io/v1alpha1",
+                    "kind": "ScheduledSparkApplication",
+                    "metadata": {"name": "every-2s"},
+                    "spec": {"schedule": "@every 2s", "template": template},
+                },
+                namespace=namespace,
+            )
             cr = wait_state(kube, namespace, "via-chart", "ResourceReleased", timeout=60)
             assert cr["status"]["stateTransitionHistory"]
+            name = cluster["metadata"]["name"]
+            wait_for(
+                lambda: kube.get_or_none("autoscaling/v2", "HorizontalPodAutoscaler",
+                                         f"{name}-worker-hpa", namespace),
+                timeout=30,
+                what="the cluster's HPA, created with the chart's RBAC",
+            )  # fmt: skip
+            wait_for(
+                lambda: kube.list("spark.apache.org/v1", "SparkApplication", namespace,
+                                  label_selector="sparkplane.io/scheduled-by=every-2s"),
+                timeout=30,
+                what="a scheduled run, created with the chart's RBAC",
+            )  # fmt: skip
     finally:
         as_operator.close()
 
     # uninstall: everything goes but the CRDs (kept, with every custom resource)
-    run_helm(helm, "uninstall", "sp", "-n", release_namespace, "--wait=false",
-             kubeconfig=kubeconfig)  # fmt: skip
+    run_helm(helm, "uninstall", "sp", "-n", release_namespace, kubeconfig=kubeconfig)
     wait_for(
         lambda: (
             kube.get_or_none("apps/v1", "Deployment", "sparkplane-operator", release_namespace)
