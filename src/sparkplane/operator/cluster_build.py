@@ -19,9 +19,10 @@ only the fields Apache's operator sets unconditionally:
   foreground: the daemon is the container's process, its log the pod's log; no ``sbin``
   scripts needed), ``SPARK_MASTER_OPTS``/``SPARK_WORKER_OPTS`` and the Spark ports replace
   those of the same name; ``SPARK_MASTER_HOST`` (the pod IP) and ``SPARK_WORKER_CORES`` /
-  ``SPARK_WORKER_MEMORY`` (the container's limits, else the node's) are set unless the
-  template sets them; resources, mounts, probes and the rest are merged in untouched. Every
-  container without ``allowPrivilegeEscalation`` gets ``false``.
+  ``SPARK_WORKER_MEMORY`` (the container's limits, else the node's) and a TCP readiness
+  probe (master: 7077, worker: its UI port) are set unless the template sets them;
+  resources, mounts and the rest are merged in untouched. Every container without
+  ``allowPrivilegeEscalation`` gets ``false``.
 
 Called by :mod:`sparkplane.operator.cluster`. Pure.
 """
@@ -99,6 +100,11 @@ def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
     out["env"] = _merge_named(out.get("env"), env, "name")
     ports = [{"name": n, "containerPort": p} for n, p in PORTS[role]]
     out["ports"] = _merge_named(out.get("ports"), ports, "name", "containerPort")
+    # Ready = the daemon accepts connections (TCP: an HTTP probe would meet the UI's filters)
+    out.setdefault(
+        "readinessProbe",
+        {"tcpSocket": {"port": "spark" if role == "master" else "web"}, "periodSeconds": 5},
+    )
     return out
 
 
