@@ -5,9 +5,12 @@ via ``croniter``; ``@every`` intervals count from the resource's creation) and
 :func:`decide_schedule` (the resource, its runs as observed, the time → a
 :class:`~sparkplane.operator.decision.Decision`):
 
-* The latest schedule time in ``(status.lastRun or creation, now]`` is due; older missed times
-  are skipped (as a CronJob with many missed runs). A suspended schedule creates nothing but
-  still moves ``lastRun`` on, so resuming does not replay the pause.
+* The latest schedule time in ``(lastRun, now]`` is due, where ``lastRun`` is the newest run
+  seen (or the status's, or the creation time); older missed times are skipped (as a CronJob
+  with many missed runs). A run moves ``lastRun`` only once it is observed, so whichever
+  order a runner writes status and creates in, a crash in between never loses a run (the
+  next pass creates it under the same name). A suspended schedule creates nothing but still
+  moves ``lastRun`` on, so resuming does not replay the pause.
 * A due run with an unfinished earlier run (not yet ``ResourceReleased`` /
   ``TerminatedWithoutReleaseResources``): ``Allow`` creates it anyway, ``Forbid`` skips it,
   ``Replace`` deletes the unfinished runs and creates it.
@@ -26,7 +29,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -143,17 +146,26 @@ def decide_schedule(cr: Mapping[str, Any], runs: Sequence[Run], now: datetime) -
         return Decision(status=status if status != old else None)
     created = parse_time(str(meta.get("creationTimestamp") or format_time(now)))
     since = parse_time(status["lastRun"]) if status.get("lastRun") else created
-    actions: list[Any] = []
-    transitions: list[Transition] = []
     live = list(runs)
+    newest = max(live, key=lambda r: r.scheduled, default=None)
+    transitions: list[Transition] = []
+    if newest is not None and newest.scheduled >= since:
+        # A run is recorded once it is seen, so a crash between deciding and creating it
+        # only means it is created (same name) on the next pass.
+        since = newest.scheduled
+        status["lastRun"] = format_time(since)
+        if status.get("lastRunName") != newest.name:
+            transitions.append(Transition(None, "RunCreated", newest.name, now))
+        status["lastRunName"] = newest.name
+    actions: list[Any] = []
     due = latest_due(spec, since, now, created)
     if due is not None:
-        status["lastRun"] = format_time(due)
         active = [r for r in live if not r.finished]
         name = run_name(str(meta["name"]), due)
         if spec.suspend:
-            pass
+            status["lastRun"] = format_time(due)
         elif active and spec.concurrency_policy is ConcurrencyPolicy.FORBID:
+            status["lastRun"] = format_time(due)
             transitions.append(Transition(None, "RunSkipped", f"{name}: earlier run active", now))
         else:
             if active and spec.concurrency_policy is ConcurrencyPolicy.REPLACE:
@@ -164,8 +176,6 @@ def decide_schedule(cr: Mapping[str, Any], runs: Sequence[Run], now: datetime) -
                     Transition(None, "RunReplaced", ", ".join(r.name for r in active), now)
                 )
             actions.append(CreateResources(namespace, (build_run(cr, spec, due),), ""))
-            status["lastRunName"] = name
-            transitions.append(Transition(None, "RunCreated", name, now))
     kept_ok, old_ok = _trim([r for r in live if r.succeeded], spec.successful_run_history_limit)
     failed = [r for r in live if r.finished and not r.succeeded]
     kept_bad, old_bad = _trim(failed, spec.failed_run_history_limit)
@@ -173,6 +183,8 @@ def decide_schedule(cr: Mapping[str, Any], runs: Sequence[Run], now: datetime) -
         refs = tuple((APP_API, "SparkApplication", r.name) for r in (*old_ok, *old_bad))
         actions.append(DeleteResources(namespace, refs))
     nxt = next_after(spec, max(now, since), created)
+    if any(isinstance(a, CreateResources) for a in actions):
+        nxt = min(nxt, now + timedelta(seconds=1))  # come back to record the run
     status.update(
         scheduleState="Scheduled",
         reason="suspended" if spec.suspend else "",

@@ -80,24 +80,31 @@ def test_nothing_due_sets_next_run_and_requeues_for_it() -> None:
     assert d.requeue_after == pytest.approx(210)  # 23:01:30 -> 23:05:00
 
 
-def test_due_run_creates_one_deterministic_app() -> None:
+def test_due_run_creates_one_deterministic_app_recorded_once_seen() -> None:
     cr = scheduled(runMetadata={"labels": {"team": "a"}})
     now = T0 + timedelta(minutes=12)  # 23:05 and 23:10 passed: only the newest runs
     d = decide_schedule(cr, [], now)
     (app,) = creates(d)
     at = datetime(2026, 3, 28, 23, 10, tzinfo=UTC)
-    assert app["metadata"]["name"] == f"nightly-{int(at.timestamp())}"
+    name = f"nightly-{int(at.timestamp())}"
+    assert app["metadata"]["name"] == name
     assert app["metadata"]["labels"] == {"team": "a", SCHEDULE_LABEL: "nightly"}
     assert app["metadata"]["annotations"][SCHEDULED_AT] == "2026-03-28T23:10:00Z"
     assert app["metadata"]["ownerReferences"][0]["kind"] == "ScheduledSparkApplication"
     assert app["spec"] == TEMPLATE
-    assert d.status is not None
-    assert d.status["lastRun"] == "2026-03-28T23:10:00Z"
-    assert d.status["lastRunName"] == app["metadata"]["name"]
-    # decided again from the written status: nothing new until 23:15
+    assert d.requeue_after == pytest.approx(1)  # back soon to record it
+    # not seen yet (a crash, or the cache lags): the same run again, never a second one
     again = copy.deepcopy(cr)
     again["status"] = d.status
-    assert not creates(decide_schedule(again, [], now + timedelta(seconds=5)))
+    (same,) = creates(decide_schedule(again, [], now + timedelta(seconds=1)))
+    assert same["metadata"]["name"] == name
+    # seen: recorded as the last run, nothing new until 23:15
+    seen = decide_schedule(again, [Run(name, at, ("Submitted",))], now + timedelta(seconds=2))
+    assert not creates(seen)
+    assert seen.status is not None
+    assert seen.status["lastRun"] == "2026-03-28T23:10:00Z"
+    assert seen.status["lastRunName"] == name
+    assert [t.dst for t in seen.transitions] == ["RunCreated"]
 
 
 def run(name: str, minutes: int, *states: str) -> Run:
@@ -116,7 +123,8 @@ def test_concurrency_policy(policy: str, created: bool, deleted: list[str]) -> N
     assert bool(creates(d)) is created
     assert deletes(d) == deleted
     assert d.status is not None
-    assert d.status["lastRun"] == "2026-03-28T23:05:00Z"  # a Forbid skip is not replayed later
+    if policy == "Forbid":
+        assert d.status["lastRun"] == "2026-03-28T23:05:00Z"  # a skip is not replayed later
 
 
 def test_history_limits_keep_the_newest_finished_runs() -> None:
