@@ -300,3 +300,20 @@ def test_driver_template_container_is_merged_by_name() -> None:
     assert main["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert main["image"] == "apache/spark:4.0.1"
     assert pod["metadata"]["labels"]["team"] == "a"
+
+
+def test_the_standalone_example() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(__file__).parents[3] / "examples" / "standalone-pi.yaml"
+    cluster_doc, app_doc = list(yaml.safe_load_all(path.read_text()))
+    for doc in (cluster_doc, app_doc):
+        doc["metadata"].update(namespace="default", uid="u")
+    objs = {f"{o['kind']}/{o['metadata']['name']}": o for o in cluster_objects(cluster_doc, "op")}
+    assert "HorizontalPodAutoscaler/standalone-worker-hpa" in objs
+    url = app_doc["spec"]["sparkConf"]["spark.master"]
+    worker = container(objs["StatefulSet/standalone-worker"], "worker")
+    assert worker["args"][-1] == url  # the app points at the master the workers use
+    assert "spark.master=" + url.replace(":", "\\:") in properties(app_doc)

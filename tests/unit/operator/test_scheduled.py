@@ -171,3 +171,14 @@ def test_invalid_spec_is_reported_in_status(field: str, value: str, message: str
     assert d.status is not None
     assert d.status["scheduleState"] == "FailedValidation"
     assert field in d.status["reason"]
+
+
+def test_the_example_is_a_valid_schedule() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    doc = yaml.safe_load((Path(__file__).parents[3] / "examples" / "scheduled-pi.yaml").read_text())
+    spec = ScheduledSparkApplicationSpec.model_validate(doc["spec"])
+    after = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+    assert next_after(spec, after, after) == datetime(2026, 6, 2, 0, 30, tzinfo=UTC)  # CEST
