@@ -33,18 +33,18 @@ def ensure_helm(cache_dir: Path, progress: build.Progress = lambda _: None) -> P
     if os.access(path, os.X_OK):
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with build._lock(cache_dir / "helm.lock"):
+    with build.lock(cache_dir / "helm.lock"):
         if not os.access(path, os.X_OK):
             progress(f"building helm v{HELM} from Go modules (once)")
             logs = cache_dir / "logs"
             logs.mkdir(exist_ok=True)
-            build._build_module(
-                build._go_command(),
+            build.build_module(
+                build.go_command(),
                 f"helm.sh/helm/v{MAJOR}@v{HELM}",
-                f"helm.sh/helm/v{MAJOR}/cmd/helm",
-                "helm",
+                [f"helm.sh/helm/v{MAJOR}/cmd/helm"],
                 path.parent,
                 logs / "build-helm.log",
+                binary="helm",
             )
     return path
 
