@@ -97,6 +97,18 @@ def test_template_renders_what_the_generators_say(
         assert {k[0] for k in cluster_scoped} == {"CustomResourceDefinition"}
 
 
+def test_lint_and_crds_keep_off(helm: Path) -> None:
+    out = run_helm(helm, "lint", str(SOURCE), "--set", "spark.jobNamespaces={a}")
+    assert "0 chart(s) failed" in out
+    rendered = run_helm(helm, "template", "sp", str(SOURCE), "--set", "crds.keep=false")
+    crds = [
+        d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "CustomResourceDefinition"
+    ]
+    assert len(crds) == 3 and not any(c["metadata"].get("annotations") for c in crds)
+    bare = run_helm(helm, "template", "sp", str(SOURCE), "--set", "crds.install=false")
+    assert "CustomResourceDefinition" not in bare
+
+
 def _old_chart(tmp: Path) -> Path:
     """A copy of the chart as an older release: one printer column less, another gc schedule."""
     old = tmp / "sparkplane-old"
