@@ -182,3 +182,14 @@ def test_the_example_is_a_valid_schedule() -> None:
     spec = ScheduledSparkApplicationSpec.model_validate(doc["spec"])
     after = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
     assert next_after(spec, after, after) == datetime(2026, 6, 2, 0, 30, tzinfo=UTC)  # CEST
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("@every 30s", 30), ("@every 1h30m", 5400), ("@every 2m", 120), ("*/5 * * * *", None)],
+)
+def test_every_reads_go_durations(text: str, seconds: int | None) -> None:
+    from sparkplane.operator.scheduled_spec import every
+
+    got = every(text)
+    assert (got.total_seconds() if got else None) == seconds
