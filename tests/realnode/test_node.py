@@ -4,6 +4,7 @@ by Service name, nothing of the host is changed, and ``down`` leaves nothing beh
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -76,6 +77,53 @@ def test_host_sysctls_untouched_by_the_running_node(real_cluster: DevCluster) ->
     assert _host_sysctls() == HOST_SYSCTLS
 
 
+def _nft_tables() -> str:
+    proc = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, check=False)
+    return proc.stdout
+
+
+def test_status_shows_the_real_node_its_images_and_memory(kubeconfig: Path) -> None:
+    state = real_settings().state_dir
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sparkplane.cli",
+            "dev-cluster",
+            "status",
+            "--state-dir",
+            str(state),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for word in ("kubelet", "containerd", NODE_NAME, SPARK_IMAGE, "pods use"):
+        assert word in proc.stdout, (word, proc.stdout)
+
+
+def test_real_node_without_capabilities_fails_at_once_naming_them(tmp_path: Path) -> None:
+    """Root without CAP_SYS_ADMIN/CAP_NET_ADMIN (a typical unprivileged container)."""
+    started = time.monotonic()
+    cmd = (
+        f"{sys.executable} -m sparkplane.cli dev-cluster up --real-node "
+        f"--state-dir {tmp_path} --port-base 17680"
+    )
+    proc = subprocess.run(
+        ["capsh", "--drop=cap_sys_admin,cap_net_admin", "--", "-c", cmd],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 4, proc.stderr
+    assert "CAP_SYS_ADMIN" in proc.stderr and "CAP_NET_ADMIN" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert time.monotonic() - started < 30  # at once: nothing was built or started
+    assert not (tmp_path / "state.json").exists()
+
+
 def test_down_leaves_nothing_and_up_again(real_cluster: DevCluster, kube: Kube) -> None:
     """Runs last in this module: stops the session's cluster, checks the host, starts it again."""
     assert SPARK_IMAGE
@@ -100,8 +148,3 @@ def test_down_leaves_nothing_and_up_again(real_cluster: DevCluster, kube: Kube) 
         what="the real node back",
     )
     print(f"warm up --real-node after down: {time.monotonic() - started:.1f}s")
-
-
-def _nft_tables() -> str:
-    proc = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, check=False)
-    return proc.stdout

@@ -91,14 +91,17 @@ def test_same_sparkpi_through_spark_submit_and_sparkplane(
     ]  # fmt: skip
     main = ["local:///opt/spark/examples/src/main/python/pi.py", "4"]
     started = time.monotonic()
-    out = run_spark_submit(
-        real_cluster.server, ["--name", "via-spark-submit", *common, *main], kubeconfig
-    )
+    theirs_args = ["--name", "via-spark-submit", *common]
+    theirs_args += ["--conf", "spark.kubernetes.submission.waitAppCompletion=false"]
+    run_spark_submit(real_cluster.server, [*theirs_args, *main], kubeconfig)
+
+    def their_driver_done() -> dict | None:
+        pod = driver_pod(kube, namespace, "via-spark-submit")
+        return pod if pod and pod["status"].get("phase") in ("Succeeded", "Failed") else None
+
+    theirs = wait_for(their_driver_done, timeout=300, what="spark-submit's driver", interval=1)
     spark_submit_s = time.monotonic() - started
-    assert "termination reason: Completed" in out or "Succeeded" in out
-    theirs = wait_for(
-        lambda: driver_pod(kube, namespace, "via-spark-submit"), timeout=30, what="their driver"
-    )
+    assert theirs["status"]["phase"] == "Succeeded"
     assert PI_LINE in pod_logs(kube, namespace, theirs["metadata"]["name"])
     started = time.monotonic()
     name = submit(kubeconfig, "--wait", "--timeout", "300", "--name", "via-sparkplane",

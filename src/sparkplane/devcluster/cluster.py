@@ -23,7 +23,7 @@ from typing import Any
 from sparkplane.devcluster import components, process, versions
 from sparkplane.devcluster.build import Binaries, ensure_binaries
 from sparkplane.devcluster.hostdeps import ensure_debian_packages
-from sparkplane.devcluster.node import host, realnode
+from sparkplane.devcluster.node import host, objects, realnode
 from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.devcluster.nodebuild import (
     NodeBinaries,
@@ -311,7 +311,7 @@ class DevCluster:
             )
             self._extra["node_namespace"] = ns
             self._save(pids)
-            realnode.taint_simulated(kube)
+            objects.taint_simulated(kube)
         finally:
             kube.close()
 

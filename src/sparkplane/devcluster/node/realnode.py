@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from sparkplane.devcluster import process
-from sparkplane.devcluster.node import host
+from sparkplane.devcluster.node import host, objects
 from sparkplane.devcluster.node.plan import (
     NODE_LABEL,
     NODE_NAME,
     RELAY_PORT,
-    SIMULATED_TAINT,
     NodePlan,
 )
 from sparkplane.devcluster.nodebuild import NodeBinaries
@@ -54,7 +53,7 @@ def start(
         plan.path(sub).mkdir(parents=True, exist_ok=True)
     cfg = plan.path("configs")
     plan.path("resolv.conf").write_text("")
-    _ensure_rbac(kube)
+    objects.ensure_rbac(kube)
 
     progress("starting the real node's namespaces and network")
     holder, _, _ = launch("node-holder", host.holder_argv(), None)
@@ -73,7 +72,7 @@ def start(
         binary=binary,
         log=log,
     )
-    _kubernetes_endpoint(kube, plan)
+    objects.kubernetes_endpoint(kube, plan)
 
     progress("starting containerd")
     (cfg / "containerd.toml").write_text(
@@ -156,33 +155,20 @@ def start(
     dns = launch(
         "coredns", host.in_node(holder, [str(bins.coredns), "-conf", str(cfg / "Corefile")]), env
     )
+    # the node's addresses are reachable from the host through the link and its route
     for (pid, binary, log), what, url in (
         (proxy, "kube-proxy", f"http://{plan.node_ip}:10256/healthz"),
         (dns, "CoreDNS", f"http://{plan.bridge_ip}:8181/ready"),
     ):
         process.wait_until(
             what,
-            lambda url=url: _in_node_http_ok(holder, url),  # type: ignore[misc]
+            lambda url=url: process.http_ok(url),  # type: ignore[misc]
             timeout=timeout,
             pid=pid,
             binary=binary,
             log=log,
         )
     return ns
-
-
-def taint_simulated(kube: Any) -> None:
-    """Keep real workloads off the fake nodes (apps that want one tolerate the taint)."""
-    for node in kube.list("v1", "Node"):
-        annotations = node["metadata"].get("annotations") or {}
-        if annotations.get("kwok.x-k8s.io/node") != "fake":
-            continue
-        taints = node.get("spec", {}).get("taints") or []
-        if any(t.get("key") == SIMULATED_TAINT["key"] for t in taints):
-            continue
-        kube.patch(
-            "v1", "Node", node["metadata"]["name"], {"spec": {"taints": [*taints, SIMULATED_TAINT]}}
-        )
 
 
 def stop(plan: NodePlan, pids: dict[str, tuple[int, str]], ns: str | None) -> None:
@@ -260,12 +246,6 @@ def _import_images(
         record.write_text(json.dumps(done, indent=2))
 
 
-def _in_node_http_ok(holder: int, url: str) -> bool:
-    """Node addresses are reachable from the host through the veth and the route."""
-    del holder
-    return process.http_ok(url)
-
-
 def _node_ready(kube: Any) -> bool:
     from sparkplane.devcluster.cluster import node_ready
     from sparkplane.errors import NotFoundError
@@ -274,70 +254,3 @@ def _node_ready(kube: Any) -> bool:
         return node_ready(kube.get("v1", "Node", NODE_NAME))
     except NotFoundError:
         return False
-
-
-def _kubernetes_endpoint(kube: Any, plan: NodePlan) -> None:
-    """The ``kubernetes`` Service's endpoint: the relay (the API server reconciles none)."""
-    from sparkplane.errors import NotFoundError
-
-    body = {
-        "apiVersion": "discovery.k8s.io/v1",
-        "kind": "EndpointSlice",
-        "metadata": {
-            "name": "kubernetes",
-            "namespace": "default",
-            "labels": {
-                "kubernetes.io/service-name": "kubernetes",
-                "endpointslice.kubernetes.io/managed-by": "sparkplane-dev-cluster",
-            },
-        },
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": [plan.host_ip], "conditions": {"ready": True}}],
-        "ports": [{"name": "https", "port": RELAY_PORT, "protocol": "TCP"}],
-    }
-    try:
-        kube.delete("discovery.k8s.io/v1", "EndpointSlice", "kubernetes", "default")
-    except NotFoundError:
-        pass
-    kube.create(body)
-
-
-def _ensure_rbac(kube: Any) -> None:
-    """CoreDNS's read-only rights (kube-proxy and the kubelet have theirs by default)."""
-    from sparkplane.errors import AlreadyExistsError
-
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": "sparkplane:coredns"},
-        "rules": [
-            {
-                "apiGroups": [""],
-                "resources": ["services", "pods", "namespaces"],
-                "verbs": ["list", "watch"],
-            },
-            {
-                "apiGroups": ["discovery.k8s.io"],
-                "resources": ["endpointslices"],
-                "verbs": ["list", "watch"],
-            },
-        ],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": "sparkplane:coredns"},
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": "sparkplane:coredns",
-        },
-        "subjects": [
-            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "sparkplane:coredns"}
-        ],
-    }
-    for obj in (role, binding):
-        try:
-            kube.create(obj)
-        except AlreadyExistsError:
-            pass
