@@ -4,10 +4,11 @@ One source: the objects come from the Python generators (CRDs from :mod:`crd`, t
 from :mod:`deploy`, the staging server from :mod:`sparkplane.staging.deploy`, the clean-up
 CronJob from :mod:`sparkplane.lifecycle.gc`, every RBAC rule from
 :mod:`sparkplane.security.rules`). This module writes the chart's ``files/`` (CRDs and rule
-lists the templates include verbatim) and the rendered output under ``deploy/`` for the two
-documented value sets, and :func:`expected` says what ``helm template`` must print for a set of
-:class:`ChartValues`; the Helm integration test renders the chart with a real ``helm`` and
-compares, so the hand-written templates cannot drift either. Pure.
+lists the templates include verbatim; the staging and gc templates are the generators' objects
+with sentinels turned into template expressions) and the rendered output under ``deploy/`` for
+the two documented value sets, and :func:`expected` says what ``helm template`` must print for
+a set of :class:`ChartValues`; the Helm integration test renders the chart with a real ``helm``
+and compares, so the hand-written operator templates cannot drift either. Pure.
 """
 
 from __future__ import annotations
@@ -97,6 +98,73 @@ def expected(v: ChartValues) -> list[Obj]:
     return out
 
 
+# Generated templates: the Python objects dumped with sentinels, then the sentinels replaced by
+# template expressions, so the staging and gc parts of the chart cannot drift from their code.
+_SENTINELS = {
+    "sentinel-release-ns": "{{ $.Release.Namespace }}",
+    "sentinel-job-ns": "{{ . }}",
+    "sentinel-gc-ns": "{{ . }}",
+    "sentinel-image": '{{ include "sparkplane.image" $ }}',
+    "sentinel-storage": "{{ $.Values.staging.storage }}",
+    "sentinel-schedule": "{{ $.Values.gc.schedule | quote }}",
+    "sentinel-older": "{{ $.Values.gc.olderThan | quote }}",
+}
+
+
+class _NoAliases(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _docs(objects: list[Obj]) -> str:
+    text = "".join("---\n" + yaml.dump(o, Dumper=_NoAliases, sort_keys=False) for o in objects)
+    for sentinel, expression in _SENTINELS.items():
+        text = text.replace(sentinel, expression)
+    return text
+
+
+def staging_template() -> str:
+    """``templates/staging.yaml``: the staging server and its RBAC, from their generators."""
+    from sparkplane.security.rbac import bodies, render
+    from sparkplane.staging.deploy import manifests
+
+    release = "sentinel-release-ns"
+    wide = bodies(render("staging", release, cluster_wide=True))
+    narrow = bodies(render("staging", release, namespaces=("sentinel-job-ns",)))
+    common = [o for o in wide if o in narrow]
+    own = manifests(release, image="sentinel-image", storage="sentinel-storage")
+    return (
+        _HEADER
+        + "{{- if .Values.staging.enable }}\n"
+        + _docs(common + own)
+        + "{{- if not .Values.spark.jobNamespaces }}\n"
+        + _docs([o for o in wide if o not in common])
+        + "{{- end }}\n{{- range .Values.spark.jobNamespaces }}\n"
+        + _docs([o for o in narrow if o not in common])
+        + "{{- end }}\n{{- end }}\n"
+    )
+
+
+def gc_template() -> str:
+    """``templates/gc.yaml``: the clean-up CronJob and its RBAC in each gc namespace."""
+    from sparkplane.lifecycle.gc import gc_bundle
+
+    bundle = gc_bundle(
+        "sentinel-gc-ns",
+        older_than="sentinel-older",
+        schedule="sentinel-schedule",
+        image="sentinel-image",
+    )
+    loop = '{{- range (include "sparkplane.gcNamespaces" . | fromJsonArray) }}\n'
+    return (
+        _HEADER
+        + "{{- if .Values.gc.enable }}\n"
+        + loop
+        + _docs(bundle)
+        + "{{- end }}\n{{- end }}\n"
+    )
+
+
 def _rules(identity: str) -> list[Obj]:
     from sparkplane.security.rules import POLICIES, Identity
 
@@ -123,6 +191,8 @@ def files() -> dict[str, str]:
     out[f"{CHART}/files/rules/lease.yaml"] = _HEADER + yaml.safe_dump(
         deploy.lease_rules(), sort_keys=False
     )
+    out[f"{CHART}/templates/staging.yaml"] = staging_template()
+    out[f"{CHART}/templates/gc.yaml"] = gc_template()
     return out
 
 
