@@ -124,6 +124,14 @@ def run(
     install_crds_first: Annotated[
         bool, typer.Option("--install-crds", help="Apply the CRDs before starting.")
     ] = False,
+    pod_template_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--pod-template-dir",
+            help="The only directory SparkApplications may name in *.podTemplateFile "
+            "(default: none; use spec.driverSpec/executorSpec.podTemplateSpec).",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
     """Run the operator in this process until interrupted."""
@@ -143,6 +151,7 @@ def run(
         lease_namespace=lease_namespace,
         identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
+        pod_template_dir=pod_template_dir,
     )
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")

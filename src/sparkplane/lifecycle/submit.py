@@ -8,7 +8,8 @@ With a staging server (``SubmitOptions.staging_server``), submitter-local depend
 uploaded first and fetched by an init-container (:mod:`sparkplane.lifecycle.staging`).
 
 A submission id makes a submit idempotent: the names derive from it, so a retry meets the objects
-of the first attempt (AlreadyExists) and returns that application instead of starting another.
+of the first attempt (AlreadyExists) and returns that application instead of starting another;
+if the first attempt died half-way, the retry completes it or removes it (``resume_owned``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from sparkplane.errors import (
     ValidationError,
 )
 from sparkplane.kube import Kube
-from sparkplane.kube.ownership import create_owned
+from sparkplane.kube.ownership import create_owned, resume_owned
 from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
 from sparkplane.lifecycle.apps import submission_label as label_value
 from sparkplane.lifecycle.staging import StagingOptions, staged_submission
@@ -51,6 +52,7 @@ class Submitted:
     driver_pod: str | None
     objects: list[str] = field(default_factory=list)
     existing: bool = False  # True when a submission id matched an earlier submission
+    completed: tuple[str, ...] = ()  # what a retry added to a half-made earlier submission
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def submit_objects(
             kube, driver, dependents, pre_resources=pre_resources, namespace=namespace
         )
     except SubmissionError as exc:
-        existing = _same_submission(kube, exc, driver, opts)
+        existing = _same_submission(kube, exc, driver, dependents, pre_resources or [], opts)
         if existing is not None:
             return existing
         raise
@@ -239,9 +241,15 @@ def _mark(driver: Obj, opts: SubmitOptions) -> None:
 
 
 def _same_submission(
-    kube: Kube, exc: SubmissionError, driver: Obj, opts: SubmitOptions
+    kube: Kube,
+    exc: SubmissionError,
+    driver: Obj,
+    dependents: list[Obj],
+    pre_resources: list[Obj],
+    opts: SubmitOptions,
 ) -> Submitted | None:
-    """After a failed create: the earlier submission with the same id, if that is what we hit."""
+    """After a failed create: the earlier submission with the same id, if that is what we hit,
+    completed if it was left half-made (or removed, raising SubmissionError: ``resume_owned``)."""
     if not opts.submission_id or not isinstance(exc.__cause__, AlreadyExistsError):
         return None
     meta = driver["metadata"]
@@ -252,6 +260,9 @@ def _same_submission(
     labels = current["metadata"].get("labels", {})
     if labels.get(SUBMISSION_LABEL) != label_value(opts.submission_id):
         return None
+    resumed = resume_owned(
+        kube, current, dependents, pre_resources=pre_resources, namespace=namespace
+    )
     return Submitted(
         name=native_name(meta["name"]),
         namespace=namespace,
@@ -260,6 +271,7 @@ def _same_submission(
         driver_pod=meta["name"],
         objects=[f"Pod/{meta['name']}"],
         existing=True,
+        completed=tuple(resumed.added),
     )
 
 

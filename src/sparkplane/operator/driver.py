@@ -9,7 +9,10 @@ template file alone is used when the caller could load it), deterministic names 
 ``spark.master.url.prefix``, as Apache's), and an ownerReference with ``controller: true`` from
 every object to the SparkApplication, so deleting the CR garbage-collects the lot.
 
-Called by the reconciler. Pure: template files are read by the caller and passed in.
+Called by the reconciler. Pure: template files are read by the caller and passed in
+(:mod:`sparkplane.operator.podtemplates`), and only from the directory the operator was given
+(``operator run --pod-template-dir``; none by default): a SparkApplication's author must not
+make the operator read its own files (:func:`template_path_problem`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,26 @@ def template_files(cr: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def template_path_problem(path: str, directory: str | None) -> str:
+    """Why the operator must not read ``path`` as a pod template ("" when it may).
+
+    Lexical and pure: ``file://`` is dropped; the path must be absolute, without ``..``, and
+    inside ``directory``. The loader also resolves symlinks and checks again.
+    """
+    if not directory:
+        return "this operator reads no pod template files (no --pod-template-dir was given)"
+    local = path.removeprefix("file://")
+    if "://" in local or not local.startswith("/"):
+        return f"{path!r} is not an absolute local path"
+    parts = local.split("/")
+    if ".." in parts:
+        return f"{path!r} contains '..'"
+    root = directory.rstrip("/") + "/"
+    if not local.startswith(root):
+        return f"{path!r} is outside the operator's pod template directory {directory}"
+    return ""
+
+
 def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) -> SparkApp:
     """The CR as a :class:`SparkApp` ready to render, or raise ValidationError.
 
@@ -89,7 +112,8 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
                 problems.append(
                     Problem(
                         f"spec.sparkConf[{template_file_key(role)}]",
-                        f"pod template file {path!r} could not be read by the operator",
+                        f"pod template file {path!r} could not be read by the operator (it "
+                        "reads files only from its --pod-template-dir, if one is set)",
                         f"set spec.{role}Spec.podTemplateSpec instead",
                     )
                 )

@@ -26,10 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from sparkplane.errors import ConflictError, NotFoundError
 from sparkplane.kube import Kube
@@ -41,6 +38,7 @@ from sparkplane.operator.leader import LeaderElector
 from sparkplane.operator.metrics import OperatorMetrics
 from sparkplane.operator.naming import APP_NAME_LABEL, OPERATOR_NAME_LABEL
 from sparkplane.operator.observe import Observed
+from sparkplane.operator.podtemplates import TemplateDirLoader
 from sparkplane.operator.reconciler import decide
 from sparkplane.operator.settings import OperatorSettings
 from sparkplane.operator.workqueue import WorkQueue
@@ -52,18 +50,6 @@ Key = tuple[str, str, str]  # (kind, namespace, name)
 Obj = dict[str, Any]
 _TOMBSTONE_SECONDS = 600.0
 _CONFLICT_RETRIES = 5
-
-
-def load_template_file(path: str) -> Obj | None:
-    """A pod template from a local file (``/path`` or ``file:///path``); None if unreadable."""
-    local = path.removeprefix("file://")
-    if not local.startswith("/"):
-        return None
-    try:
-        loaded = yaml.safe_load(Path(local).read_text())
-    except (OSError, yaml.YAMLError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
 
 
 def _rv(obj: Obj | None) -> int:
@@ -82,12 +68,14 @@ class Operator:
         settings: OperatorSettings | None = None,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        template_loader: Callable[[str], Obj | None] = load_template_file,
+        template_loader: Callable[[str], Obj | None] | None = None,
         after_actions: Callable[[Key, Decision], None] | None = None,
     ) -> None:
         self.kube = kube
         self.settings = settings or OperatorSettings()
-        self.clock, self.template_loader = clock, template_loader
+        self.clock = clock
+        # podTemplateFile: only from the configured directory (operator.podtemplates)
+        self.template_loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
         self.after_actions = after_actions  # test hook: runs between actions and status write
         self.identity = self.settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.name = self.settings.reconcile.operator_name

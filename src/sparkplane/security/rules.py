@@ -185,10 +185,20 @@ DRIVER = Policy(
         ),
         rule(
             CORE,
-            ("services", "configmaps", "persistentvolumeclaims"),
-            ("create", "get", "list", "watch", "delete", "deletecollection"),
-            "the executor ConfigMap (spark-exec-*-conf-map), on-demand executor PVCs (listed "
-            "again to reuse them), and the app's Services, all deleted by label on stop",
+            ("services", "configmaps"),
+            ("create", "delete", "deletecollection"),
+            "the executor ConfigMap (spark-exec-*-conf-map) and executor Services (4.0 "
+            "enableService), deleted by label on stop (fabric8's withLabel(...).delete() is one "
+            "DELETE on the collection: deletecollection). No get/list/watch: a driver cannot "
+            "read another app's spark.properties. RBAC cannot limit create or deletecollection "
+            "to the app's own objects (docs/security.md, threat model)",
+        ),
+        rule(
+            CORE,
+            "persistentvolumeclaims",
+            ("create", "get", "list", "delete", "deletecollection"),
+            "on-demand executor PVCs, listed again by label to reuse them, deleted by label on "
+            "stop (no watch)",
         ),
     ),
 )
@@ -325,7 +335,7 @@ STAGING = Policy(
 
 GC = Policy(
     Identity.GC,
-    "the TTL clean-up CronJob: delete finished driver pods",
+    "the TTL clean-up CronJob: delete finished and half-made driver pods",
     "sparkplane-gc",
     namespaced=(
         rule(
@@ -334,6 +344,19 @@ GC = Policy(
             ("list", "delete"),
             "list driver pods, delete the finished ones past their TTL (Background "
             "propagation: the garbage collector removes executors, ConfigMaps and Services)",
+        ),
+        rule(
+            CORE,
+            ("configmaps", "services", "persistentvolumeclaims"),
+            ("get",),
+            "half-made apps: does each dependent a driver pod announced exist? (get by name "
+            "only, no list: it cannot enumerate other apps' objects)",
+        ),
+        rule(
+            NETWORKING,
+            "ingresses",
+            ("get",),
+            "half-made apps: the UI Ingress a driver pod announced",
         ),
     ),
     cluster_wide_allowed=True,
