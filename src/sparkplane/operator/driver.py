@@ -102,6 +102,10 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
     spec = doc.setdefault("spec", {})
     conf = dict(spec.get("sparkConf") or {})
     conf[f"{K8S}.namespace"] = str(meta.get("namespace") or "default")
+    version = str((spec.get("runtimeVersions") or {}).get("sparkVersion") or "")
+    for key in [k for k in conf if k.startswith(f"{K8S}.") and k.endswith("container.image")]:
+        if version:  # as Apache's submission worker, before the image is checked
+            conf[key] = str(conf[key]).replace("{{SPARK_VERSION}}", version)
     problems: list[Problem] = []
     for role in ROLES:
         path = conf.pop(template_file_key(role), None)
