@@ -82,7 +82,9 @@ def manifests(
 ) -> None:
     """Print the CRDs, RBAC and Deployment as YAML (or regenerate deploy/ with --write)."""
     if write is not None:
-        for path in deploy.write(write):
+        from sparkplane.operator import chart
+
+        for path in chart.write(write):
             progress(f"wrote {path}")
         return
     from sparkplane.operator.crd import crds

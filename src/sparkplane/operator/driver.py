@@ -5,8 +5,9 @@ namespace is forced, the operator labels go on every object and (as executor lab
 executors the driver creates, pod-template precedence (``driverSpec``/``executorSpec``
 ``podTemplateSpec`` wins over ``spark.kubernetes.*.podTemplateFile``, which is then unset; a
 template file alone is used when the caller could load it), deterministic names per attempt
-(:mod:`sparkplane.operator.naming`), and an ownerReference with ``controller: true`` from every
-object to the SparkApplication, so deleting the CR garbage-collects the lot.
+(:mod:`sparkplane.operator.naming`), ``spark.master`` set only if missing (the prefix from
+``spark.master.url.prefix``, as Apache's), and an ownerReference with ``controller: true`` from
+every object to the SparkApplication, so deleting the CR garbage-collects the lot.
 
 Called by the reconciler. Pure: template files are read by the caller and passed in
 (:mod:`sparkplane.operator.podtemplates`), and only from the directory the operator was given
@@ -17,6 +18,7 @@ make the operator read its own files (:func:`template_path_problem`).
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,7 @@ Obj = dict[str, Any]
 ROLES = ("driver", "executor")
 #: Spec fields the operator accepts although native rendering does not create them (yet).
 _OPERATOR_ONLY = ("spec.driverHttpRouteList", "spec.driverGrpcRouteList")
+MASTER_PREFIX_KEY = "spark.master.url.prefix"
 
 
 def template_file_key(role: str) -> str:
@@ -99,6 +102,10 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
     spec = doc.setdefault("spec", {})
     conf = dict(spec.get("sparkConf") or {})
     conf[f"{K8S}.namespace"] = str(meta.get("namespace") or "default")
+    version = str((spec.get("runtimeVersions") or {}).get("sparkVersion") or "")
+    for key in [k for k in conf if k.startswith(f"{K8S}.") and k.endswith("container.image")]:
+        if version:  # as Apache's submission worker, before the image is checked
+            conf[key] = str(conf[key]).replace("{{SPARK_VERSION}}", version)
     problems: list[Problem] = []
     for role in ROLES:
         path = conf.pop(template_file_key(role), None)
@@ -141,6 +148,16 @@ def owner_ref(cr: Mapping[str, Any]) -> Obj:
     }
 
 
+def _context(conf: Mapping[str, str], ctx: RenderContext | None) -> RenderContext:
+    """``spark.master`` as Apache sets it: the user's value, else ``k8s://`` (or
+    ``spark.master.url.prefix``) + the in-cluster API server."""
+    ctx = ctx or RenderContext()
+    master = conf.get("spark.master")
+    if not master and conf.get(MASTER_PREFIX_KEY):
+        master = conf[MASTER_PREFIX_KEY] + ctx.master.split("://", 1)[1]
+    return dataclasses.replace(ctx, master=master) if master else ctx
+
+
 def build_attempt(
     cr: Mapping[str, Any],
     operator_name: str,
@@ -163,7 +180,7 @@ def build_attempt(
     for key, value in labels.items():
         conf.setdefault(f"{K8S}.executor.label.{key}", value)
     app = app.model_copy(update={"spec": app.spec.model_copy(update={"spark_conf": conf})})
-    rendered = render(app, ids, ctx, check=False)
+    rendered = render(app, ids, _context(conf, ctx), check=False)
     owner = owner_ref(cr)
     objects: list[Obj] = []
     driver: Obj = {}

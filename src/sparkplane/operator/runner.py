@@ -31,7 +31,7 @@ from typing import Any
 from sparkplane.errors import ConflictError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
-from sparkplane.operator import actions, cluster_io
+from sparkplane.operator import actions, cluster_io, scheduled_io
 from sparkplane.operator.decision import Decision, DeleteCustomResource
 from sparkplane.operator.driver import template_files
 from sparkplane.operator.leader import LeaderElector
@@ -45,7 +45,7 @@ from sparkplane.operator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 GROUP_VERSION = "spark.apache.org/v1"
-APP, CLUSTER = "SparkApplication", "SparkCluster"
+APP, CLUSTER, SCHEDULED = "SparkApplication", "SparkCluster", "ScheduledSparkApplication"
 Key = tuple[str, str, str]  # (kind, namespace, name)
 Obj = dict[str, Any]
 _TOMBSTONE_SECONDS = 600.0
@@ -102,6 +102,9 @@ class Operator:
                 Informer(kube, "apps/v1", "StatefulSet", namespace=ns, label_selector=selector)
                 for ns in namespaces
             ]
+        self.schedules: list[Informer] = []
+        if self.settings.reconcile_schedules:
+            self.schedules = scheduled_io.informers(kube, namespaces)
         self.requests = ThreadPoolExecutor(
             max(self.settings.workers, 1) * 2, thread_name_prefix="requests"
         )
@@ -123,11 +126,13 @@ class Operator:
             informer.add_handler(self._on_custom_resource(APP))
         for informer in self.clusters:
             informer.add_handler(self._on_custom_resource(CLUSTER))
+        for informer in self.schedules:
+            informer.add_handler(self._on_custom_resource(SCHEDULED))
         for informer in self.pods:
             informer.add_handler(self._on_pod)
         for informer in self.statefulsets:
             informer.add_handler(self._on_statefulset)
-        everything = [*self.pods, *self.statefulsets, *self.apps, *self.clusters]
+        everything = [*self.pods, *self.statefulsets, *self.apps, *self.clusters, *self.schedules]
         for informer in everything:
             informer.start()
         for informer in everything:
@@ -159,7 +164,13 @@ class Operator:
             self.elector.stop()
         for thread in self._threads:
             thread.join(timeout=10)
-        for informer in [*self.apps, *self.clusters, *self.pods, *self.statefulsets]:
+        for informer in [
+            *self.apps,
+            *self.clusters,
+            *self.pods,
+            *self.statefulsets,
+            *self.schedules,
+        ]:
             informer.stop()
         self.events.stop()
         self.requests.shutdown(wait=False)
@@ -198,7 +209,11 @@ class Operator:
         return [obj for informer in informers for obj in informer.list()]
 
     def _enqueue_all(self) -> None:
-        for kind, informers in ((APP, self.apps), (CLUSTER, self.clusters)):
+        for kind, informers in (
+            (APP, self.apps),
+            (CLUSTER, self.clusters),
+            (SCHEDULED, self.schedules),
+        ):
             for obj in self._cached(informers):
                 meta = obj["metadata"]
                 self.queue.add((kind, meta["namespace"], meta["name"]))
@@ -207,6 +222,9 @@ class Operator:
         def handler(event: str, obj: Obj) -> None:
             meta = obj.get("metadata") or {}
             key = (kind, str(meta.get("namespace")), str(meta.get("name")))
+            owner = scheduled_io.schedule_of(obj) if kind == APP and self.schedules else None
+            if owner is not None:  # a run changed: its schedule may trim its history
+                self.queue.add((SCHEDULED, str(meta.get("namespace")), owner))
             if event == "DELETED":
                 with self._lock:
                     self._written.pop(key, None)
@@ -308,12 +326,14 @@ class Operator:
         """Reconcile one resource now; returns the requeue delay (None: wait for changes)."""
         if key[0] == CLUSTER:
             return cluster_io.reconcile(self, key)
+        if key[0] == SCHEDULED:
+            return scheduled_io.reconcile(self, key)
         return self._reconcile_app(key)
 
     def current(self, key: Key) -> Obj | None:
         """The newest known copy: the cache's, or the one our last status write returned."""
         kind, namespace, name = key
-        informers = self.apps if kind == APP else self.clusters
+        informers = {APP: self.apps, CLUSTER: self.clusters, SCHEDULED: self.schedules}[kind]
         cached = next((i.get(namespace, name) for i in informers if i.get(namespace, name)), None)
         with self._lock:
             mine = self._written.get(key)

@@ -42,6 +42,7 @@ class OperatorSettings:
     ``base_retry_seconds``/``max_retry_seconds``: per-key exponential requeue after errors
     (0.05 → 60). ``resync_seconds``: every resource is reconciled again at least this often
     (default 300). ``reconcile_clusters``: also reconcile SparkClusters (default True).
+    ``reconcile_schedules``: also run ScheduledSparkApplications (default True).
     ``pod_template_dir``: the only directory ``spark.kubernetes.*.podTemplateFile`` may name
     (None = the operator reads no template files; default None, see operator.podtemplates).
     """
@@ -60,5 +61,6 @@ class OperatorSettings:
     max_retry_seconds: float = 60.0
     resync_seconds: float = 300.0
     reconcile_clusters: bool = True
+    reconcile_schedules: bool = True
     pod_template_dir: str | None = None
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)

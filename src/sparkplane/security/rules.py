@@ -25,6 +25,7 @@ EVENTS = "events.k8s.io"
 COORDINATION = "coordination.k8s.io"
 APACHE = "spark.apache.org"
 KUBEFLOW = "sparkoperator.k8s.io"
+SPARKPLANE = "sparkplane.io"
 
 READ = ("get", "list", "watch")
 
@@ -223,6 +224,24 @@ OPERATOR = Policy(
             "write the state and its transition history into .status",
         ),
         rule(
+            APACHE,
+            "sparkapplications",
+            ("create",),
+            "a ScheduledSparkApplication's runs, created when the schedule is due",
+        ),
+        rule(
+            SPARKPLANE,
+            "scheduledsparkapplications",
+            READ,
+            "watch the ScheduledSparkApplications it runs",
+        ),
+        rule(
+            SPARKPLANE,
+            "scheduledsparkapplications/status",
+            ("get", "update", "patch"),
+            "write a schedule's last and next run and its run history into .status",
+        ),
+        rule(
             CORE,
             "pods",
             (*READ, "create", "delete"),
@@ -245,6 +264,18 @@ OPERATOR = Policy(
             "statefulsets",
             (*READ, "create", "delete"),
             "a SparkCluster's master and worker StatefulSets",
+        ),
+        rule(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            ("get", "create", "delete"),
+            "a SparkCluster's worker HorizontalPodAutoscaler (minWorkers < maxWorkers)",
+        ),
+        rule(
+            "policy",
+            "poddisruptionbudgets",
+            ("get", "create", "delete"),
+            "a SparkCluster's worker PodDisruptionBudget (minWorkers >= 1)",
         ),
         rule(
             CORE,
