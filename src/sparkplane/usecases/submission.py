@@ -13,11 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from sparkplane.errors import (
+    AdmissionDeniedError,
     AlreadyExistsError,
     ForbiddenError,
     KubeError,
     NotFoundError,
     Problem,
+    QuotaExceededError,
     SubmissionError,
     ValidationError,
 )
@@ -95,7 +97,11 @@ def submit_source(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -
 
 
 def _explained(exc: KubeError, namespace: str, text: str) -> KubeError | None:
-    if isinstance(exc, ForbiddenError):
+    """An RBAC denial (exit 6) or a missing namespace, told as such; None for anything else
+    (a quota or admission refusal stays what it is: not an RBAC problem)."""
+    if isinstance(exc, ForbiddenError) and not isinstance(
+        exc, QuotaExceededError | AdmissionDeniedError
+    ):
         return ForbiddenError(text, code=exc.code, reason=exc.reason, status=exc.status)
     details = exc.status.get("details")
     if not isinstance(exc, NotFoundError) or not isinstance(details, dict):
