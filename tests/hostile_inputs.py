@@ -72,7 +72,7 @@ def build(tmp: Path) -> list[Hostile]:
     spec("local-tag", pi + "x: !vault secret/db\n", "tag '!vault' is not allowed")
     spec(
         "duplicate-image",
-        pi.replace("image: apache/spark:4.0.1", "image: a/b:1\n  image: c/d:2"),
+        pi.replace("\n  image: ", "\n  image: a/b:1\n  image: ", 1),
         "duplicate key 'image'",
     )
     bomb = _pi()

@@ -108,6 +108,10 @@ def read_bytes(
             )
         with file.open("rb") as fh:
             data = fh.read(limits.max_bytes + 1)
+    except FileNotFoundError:
+        raise ValidationError(
+            [Problem(str(file), "does not exist", "check the path")], subject=subject
+        ) from None
     except OSError as exc:
         why = exc.strerror or str(exc)
         raise ValidationError(

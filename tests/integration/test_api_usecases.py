@@ -105,6 +105,13 @@ def kubeflow_crd(kube: Kube) -> Iterator[None]:
     )
     yield
     kube.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+    wait_for(
+        lambda: (
+            kube.get_or_none("apiextensions.k8s.io/v1", "CustomResourceDefinition", name) is None
+        ),
+        timeout=60,
+        what="the CRD gone",
+    )
 
 
 def test_sync_api_inside_a_running_event_loop_and_async_api(
@@ -234,6 +241,8 @@ def test_preempted_app_stays_visible_after_its_driver_is_gone(
     def pinned(priority: str) -> dict:
         doc = _spec(namespace, run_for="1h")
         doc["spec"]["driver"] = {"cores": 2, "memory": "1g"}
+        # the whole small node: not the example's 200m request (sized for the real node)
+        doc["spec"].get("sparkConf", {}).pop("spark.kubernetes.driver.request.cores", None)
         doc["spec"]["priorityClassName"] = priority
         doc["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
         doc["spec"]["tolerations"] = [

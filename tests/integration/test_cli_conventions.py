@@ -150,7 +150,7 @@ def test_errors_are_one_message_with_a_documented_code(kubeconfig, namespace, tm
         (two, "2 YAML documents"),
         (bad, "bad.yaml:2: not valid YAML"),
         (binary, "not UTF-8"),
-        (tmp_path / "absent.yaml", "cannot read"),
+        (tmp_path / "absent.yaml", "does not exist"),
     ):
         proc = run(kubeconfig, "submit", "-f", str(path), "-n", namespace, check=2)
         assert text in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -107,7 +107,8 @@ def transport_error(exc: Exception, *, method: str, url: str, body_bytes: int) -
             reason="TooLarge",
         )
     return TransportError(
-        f"cannot reach the API server for {method} {url}: {why}. Check that it is running and "
+        f"cannot reach the Kubernetes API server for {method} {url}: "
+        f"{why}. Check that it is running and "
         "that the kubeconfig's server address, CA and network path are right.",
         reason="Transport",
     )

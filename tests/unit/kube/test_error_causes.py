@@ -64,4 +64,6 @@ def test_transport_errors_are_too_large_or_network() -> None:
     small = transport_error(
         ConnectionRefusedError(111, "refused"), method="GET", url="/x", body_bytes=10
     )
-    assert isinstance(small, TransportError) and "cannot reach the API server" in str(small)
+    assert isinstance(small, TransportError) and "cannot reach the Kubernetes API server" in str(
+        small
+    )
