@@ -3,12 +3,13 @@
 Owns the I/O half of each action: creating an attempt's objects (AlreadyExists counts as done, so
 a reconcile repeated after a crash never makes a second driver, but a driver pod of that name that
 belongs to another attempt is waited for, never adopted), deleting objects (NotFound counts as
-done), deleting the custom resource behind a uid precondition, and the Kubernetes Events that
-record each transition (posted from a small thread pool so a slow Event never slows a reconcile).
+done; pods behind a uid precondition, so only the pod that was observed is deleted), deleting the
+custom resource behind a uid precondition, and the Kubernetes Events that record each transition
+(posted from a small thread pool so a slow Event never slows a reconcile).
 
 Errors are sorted in two: :class:`CreateRejected` (the API refused the objects: invalid, forbidden,
 over quota; the reconciler turns it into ``SchedulingFailure``) and everything else, which the
-runner retries with backoff. Called by the runner only.
+runner retries with backoff. Called by the runner's loop only; the gateway it is given is fenced.
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ def _check_same_attempt(kube: Kube, obj: Mapping[str, Any], action: CreateResour
 
 
 def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) -> None:
+    uids = dict(action.uids)
+
     def one(ref: tuple[str, str, str]) -> None:
         api_version, kind, name = ref
         try:
@@ -118,9 +121,12 @@ def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) ->
                 name,
                 action.namespace,
                 grace_period_seconds=action.grace_period_seconds if kind == "Pod" else None,
+                uid=uids.get(name) if kind == "Pod" else None,
             )
         except NotFoundError:
             pass
+        except ConflictError:  # uid precondition: a newer object of that name, not ours to delete
+            log.info("not deleting %s %s/%s: it was replaced", kind, action.namespace, name)
 
     _each(pool, one, list(action.refs))
 
