@@ -55,4 +55,6 @@ def ensure_debian_packages(
             raise DevClusterError(f"`apt-get install {' '.join(missing)}` failed:\n{tail}")
     still = missing_packages(packages)
     if still:
-        raise DevClusterError(f"installed {', '.join(missing)} but {', '.join(still)} still missing")
+        raise DevClusterError(
+            f"installed {', '.join(missing)} but {', '.join(still)} still missing"
+        )

@@ -300,7 +300,8 @@ class Operator:
             self._written[key] = written
 
     def publish(self, written: Obj, transitions: Iterable[Transition]) -> None:
-        """Metrics and Events for transitions that were committed."""
+        """Metrics for each committed transition; one Event for all of them."""
+        transitions = tuple(transitions)
         for transition in transitions:
             self.metrics.observe(transition)
-            self.events.record(written, transition)
+        self.events.record_all(written, transitions)
