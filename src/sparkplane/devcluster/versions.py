@@ -13,3 +13,8 @@ KWOK = "0.8.0"
 GO_MINIMUM = (1, 26)
 
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+SPARK = "4.0.1"
+"""The Spark image's version: the pyspark wheel of this version is its distribution."""
+PAUSE = "3.10.1"
+"""The sandbox image containerd 2.2 pins (registry.k8s.io/pause:<PAUSE>)."""
