@@ -59,6 +59,7 @@ class Config:
 class Times:
     submitted: float = 0.0
     driver_seen: float | None = None
+    driver_bound: float | None = None
     driver_running: float | None = None
     driver_done: float | None = None
     status_started: float | None = None
@@ -234,6 +235,8 @@ class BenchRun:
                 t.executors.add(meta["name"])
                 return
             t.driver_seen = t.driver_seen or now
+            if (pod.get("spec") or {}).get("nodeName") and t.driver_bound is None:
+                t.driver_bound = now
             if phase == "Running" and t.driver_running is None:
                 t.driver_running = now
             if phase in ("Succeeded", "Failed") and t.driver_done is None:

@@ -125,6 +125,12 @@ def run(
             "--lease-seconds", min=3.0, help="Lease duration (renew deadline: 2/3 of it)."
         ),
     ] = 15.0,
+    sweep_seconds: Annotated[
+        float,
+        typer.Option(
+            "--sweep-seconds", min=1.0, help="How often leftovers of finished attempts are deleted."
+        ),
+    ] = 60.0,
     selector: Annotated[
         str,
         typer.Option(
@@ -158,6 +164,7 @@ def run(
         lease_seconds=lease_seconds,
         renew_seconds=min(2.0, lease_seconds / 4),
         label_selector=selector,
+        sweep_seconds=sweep_seconds,
         identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
     )
