@@ -67,8 +67,7 @@ class Operator:
     ) -> None:
         self.settings = settings or OperatorSettings()
         self.clock = clock
-        self.after_commit = after_commit  # test hooks: a crash after the status commit...
-        self.after_actions = after_actions  # ...or after the actions, before the Events
+        self.after_commit, self.after_actions = after_commit, after_actions  # test hooks
         self.identity = self.settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.name = self.settings.reconcile.operator_name
         self.elector: LeaderElector | None = None
@@ -247,13 +246,7 @@ class Operator:
                 self._sweep()
 
     def _sweep(self) -> None:
-        try:
-            swept = sweep.sweep(self, self.settings.sweep_min_age_seconds)
-        except Exception as exc:  # best effort: the next round tries again
-            log.warning("sweep failed: %s", exc)
-            return
-        if swept:
-            log.info("swept %d leftover object(s) of finished attempts", swept)
+        sweep.run_round(self, self.settings.sweep_min_age_seconds)
 
     # -- workers --------------------------------------------------------------------------
     def _work(self) -> None:

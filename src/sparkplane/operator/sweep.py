@@ -17,6 +17,7 @@ operator's label) and the pod index, and deletes through the fenced gateway.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from sparkplane.operator.naming import OPERATOR_NAME_LABEL, attempt_app_id, atte
 if TYPE_CHECKING:
     from sparkplane.operator.runner import Operator
 
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 APP = "SparkApplication"
 
@@ -65,6 +67,17 @@ def leftovers(
         ):
             out.append(obj)
     return out
+
+
+def run_round(op: Operator, min_age: float) -> None:
+    """One best-effort round (errors are logged; the next round tries again)."""
+    try:
+        swept = sweep(op, min_age)
+    except Exception as exc:
+        log.warning("sweep failed: %s", exc)
+        return
+    if swept:
+        log.info("swept %d leftover object(s) of finished attempts", swept)
 
 
 def sweep(op: Operator, min_age: float) -> int:

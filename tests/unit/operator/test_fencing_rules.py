@@ -131,3 +131,25 @@ def test_leader_stops_writing_at_the_renew_deadline_even_before_noticing() -> No
     assert elector.is_leader.is_set()
     with pytest.raises(ValueError, match="renew"):
         LeaderElector(None, name="l", namespace="n", identity="a", lease_seconds=2, renew_seconds=2)  # type: ignore[arg-type]
+
+
+def test_one_event_per_status_write_keeps_failures_visible() -> None:
+    from sparkplane.operator.actions import fold
+    from sparkplane.operator.decision import Transition
+
+    t0 = at(0)
+    path = (
+        Transition(None, "Submitted", "created", t0),
+        Transition("Submitted", "DriverRequested", "Driver pod pi-0-driver requested", t0),
+    )
+    folded = fold(path)
+    assert folded is not None and folded.dst == "DriverRequested" and folded.src is None
+    assert folded.message == "Submitted -> DriverRequested: Driver pod pi-0-driver requested"
+    failing = (
+        Transition("RunningHealthy", "Failed", "Driver failed (Error)", t0, warning=True),
+        Transition("Failed", "ScheduledToRestart", "Attempt 1 scheduled", t0),
+    )
+    folded = fold(failing)
+    assert folded is not None and (folded.dst, folded.warning) == ("Failed", True)
+    assert fold(()) is None
+    assert fold(path[1:]) == path[1]
