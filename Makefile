@@ -4,7 +4,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint types unit integration install cluster-down clean deploy
+.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy
+
+# REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
+REALNODE ?= 1
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,12 +17,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## demo: bring the embedded local cluster up and run the main job on it.
+## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-## test: lint + types + unit + integration (the integration suite builds/starts the dev cluster).
-test: lint types unit integration
+## test: lint + types + unit + integration (KWOK) + realnode (Spark really runs on a real node).
+test: lint types unit integration realnode
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
@@ -36,6 +39,16 @@ integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
 	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
 	$(BIN)/python -m pytest -q tests/integration
+
+## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc).
+realnode: $(STAMP)
+ifeq ($(REALNODE),0)
+	@echo "REALNODE=0: the real-Spark suite (tests/realnode) was DESELECTED; nothing proves Spark runs"
+else
+	@# the cold builds (node components, images) take minutes: before pytest's per-test timeout
+	$(BIN)/sparkplane dev-cluster build --real-node
+	$(BIN)/python -m pytest -q tests/realnode
+endif
 
 cluster-down: $(STAMP)
 	$(BIN)/sparkplane dev-cluster down

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import hashlib
 import os
+import secrets
 import shutil
 import socket
 import statistics
@@ -128,11 +129,15 @@ def main() -> None:
         fsync_file(src)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
+        token = secrets.token_urlsafe(32)
+        (work / "upload-secrets").write_text(f"bench:{token}\n")
         command = [
             sys.executable, "-m", "sparkplane.staging.cli", "serve",
             "--host", "127.0.0.1", "--port", str(port),
             "--storage-dir", str(work / "store"), "--db-path", str(work / "meta.sqlite3"),
             "--max-bundle-mb", str(args.size_mb + 1),
+            "--upload-secret-file", str(work / "upload-secrets"),
+            "--total-quota-mb", "0", "--namespace-quota-mb", "0",  # rounds accumulate
             "--fsync" if fsync else "--no-fsync",
         ]  # fmt: skip
         server = subprocess.Popen(command, stderr=subprocess.DEVNULL)
@@ -148,7 +153,7 @@ def main() -> None:
                     (work / "copy.bin").unlink()
                 os.sync()
                 start = time.perf_counter()
-                staged = asyncio.run(upload_bundle_async(url, src, owner))
+                staged = asyncio.run(upload_bundle_async(url, src, owner, token=token))
                 timings["upload"].append(time.perf_counter() - start)
                 dst = work / "downloaded.bin"
                 os.sync()

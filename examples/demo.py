@@ -19,6 +19,8 @@ KWOK plays the kubelet: containers do not run, pods move through their phases as
 from __future__ import annotations
 
 import base64
+import os
+import secrets
 import sys
 import tempfile
 import time
@@ -34,10 +36,12 @@ from sparkplane.devcluster import DevCluster
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.kill import remaining_objects
+from sparkplane.lifecycle.staging import TOKEN_ENV
 from sparkplane.lifecycle.submit import submit_objects
 from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings
+from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.kube_owner import pod_owner_checker
@@ -87,13 +91,18 @@ def state_table(sp: SparkPlane, names: list[str]) -> Table:
 
 def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path) -> str:
     """Local code and data through the staging server; we play the init-container."""
+    upload_secret = secrets.token_urlsafe(32)
     settings = StagingSettings(
         host="127.0.0.1",
         port=0,
         storage_dir=workdir / "bundles",
         db_path=workdir / "meta.sqlite3",
         fsync=False,
+        upload_secrets=(UploadSecret("demo", upload_secret),),
     )
+    # the dev cluster's admin uses a client certificate (no token to forward): the upload
+    # secret authorises the upload instead
+    os.environ[TOKEN_ENV] = upload_secret
     with serve_in_background(settings, pod_owner_checker(kube)) as url:
         console.print(f"staging server at {url}")
         result = sp.submit(

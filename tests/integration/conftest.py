@@ -36,10 +36,13 @@ def kubeconfig() -> Iterator[Path]:
         port_base=int(os.environ.get("SPARKPLANE_TEST_PORT_BASE", "17443")),
     )
     cluster = DevCluster(settings)
+    keep = bool(os.environ.get("SPARKPLANE_KEEP_CLUSTER"))
+    if not keep:
+        cluster.down(purge=True)  # a fresh cluster: no data left by an earlier run
     path = cluster.up(progress=lambda msg: print(f"[dev-cluster] {msg}", flush=True))
     yield path
-    if not os.environ.get("SPARKPLANE_KEEP_CLUSTER"):
-        cluster.down()
+    if not keep:
+        cluster.down(purge=True)
 
 
 @pytest.fixture(scope="session")

@@ -23,12 +23,14 @@ import yaml
 
 from sparkplane.errors import ForbiddenError, SubmissionError
 from sparkplane.kube import Kube, connect
+from sparkplane.lifecycle.staging import TOKEN_ENV
 from sparkplane.lifecycle.submit import SubmitOptions, submit_native
 from sparkplane.render.properties import load
 from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.spec import SparkApp
+from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.bundle import pack_bundle
 from sparkplane.staging.cleanup import CleanupPolicy, Reason, run_cleanup
@@ -44,6 +46,7 @@ from sparkplane.staging.store import LocalDiskStore
 from tests.integration.helpers import pod, wait_for
 
 DEPS = "/var/sparkplane/deps"
+SECRET = UploadSecret("tests", "integration-upload-secret-0123456789")
 
 
 @pytest.fixture
@@ -56,11 +59,16 @@ def settings(tmp_path: Path) -> StagingSettings:
         fsync=False,
         secret_hash_iterations=1000,
         cleanup_interval_seconds=3600,  # the tests run clean-up rounds themselves
+        upload_secrets=(SECRET,),
     )
 
 
 @pytest.fixture
-def staging_url(settings: StagingSettings) -> Iterator[str]:
+def staging_url(settings: StagingSettings, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    # the dev cluster's admin authenticates with a client certificate, which cannot be
+    # forwarded: these submissions use the server's upload secret (token identities:
+    # test_staging_security.py)
+    monkeypatch.setenv(TOKEN_ENV, SECRET.secret)
     with serve_in_background(settings) as url:
         yield url
 
@@ -205,8 +213,12 @@ def test_owner_gone_clean_up_against_the_api_server(
     pack_bundle({"app.jar": local_deps["app.jar"]}, bundle)
     owned_labels = {"sparkplane.io/test-owner": uuid.uuid4().hex[:12]}
     orphan_labels = {"sparkplane.io/test-owner": uuid.uuid4().hex[:12]}
-    owned = upload_bundle(staging_url, bundle, ResourceOwner(namespace, owned_labels))
-    orphan = upload_bundle(staging_url, bundle, ResourceOwner(namespace, orphan_labels))
+    owned = upload_bundle(
+        staging_url, bundle, ResourceOwner(namespace, owned_labels), token=SECRET.secret
+    )
+    orphan = upload_bundle(
+        staging_url, bundle, ResourceOwner(namespace, orphan_labels), token=SECRET.secret
+    )
     kube.create(pod("bundle-owner", labels=owned_labels), namespace)
     for res in (owned, orphan):  # a download marks each bundle as used
         fetch(staging_url, res.resource_id, res.secret, tmp_path / res.resource_id)
@@ -245,8 +257,10 @@ def test_deploy_manifests_and_rbac_suffice_for_the_owner_check(
     """Create deploy/staging's objects (in a test namespace) and run the owner check as the
     staging service account, through the same code `staging serve --kubeconfig` uses."""
     rbac = [o.body for o in render_rbac(Identity.STAGING, namespace)]
-    for obj in [*rbac, *manifests(namespace)]:
-        kube.create(obj, namespace if obj["kind"] != "ClusterRole" else None)
+    for obj in rbac:
+        kube.apply(obj)  # the ClusterRole is shared by every namespace's staging identity
+    for obj in manifests(namespace):
+        kube.create(obj, namespace)
     minted = mint_kubeconfig(kube, "sparkplane-staging", namespace)
     path = write_private(tmp_path / "staging.kubeconfig", minted.text())
     checker = kube_checker(path, None)
@@ -262,6 +276,9 @@ def test_deploy_manifests_and_rbac_suffice_for_the_owner_check(
             staging_kube.list("v1", "Secret", namespace)
     finally:
         staging_kube.close()
+        for obj in rbac:
+            if obj["kind"] == "ClusterRoleBinding":
+                kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"])
 
 
 def _answers(checker: Any, namespace: str, labels: dict[str, str]) -> bool | None:

@@ -74,9 +74,9 @@ def ensure_binaries(cache_dir: Path, progress: Progress = lambda _: None) -> Bin
     if found:
         return found
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with _lock(cache_dir / "bin.lock"):
+    with lock(cache_dir / "bin.lock"):
         dirs = binary_dirs(cache_dir)
-        go = _go_command()
+        go = go_command()
         logs = cache_dir / "logs"
         logs.mkdir(exist_ok=True)
         if not (dirs["etcd"] / "etcd").exists():
@@ -90,7 +90,7 @@ def ensure_binaries(cache_dir: Path, progress: Progress = lambda _: None) -> Bin
                 f"building Kubernetes v{versions.KUBERNETES} control plane from Go modules "
                 "(once; about 10 minutes on 2 cores)"
             )
-            _build_kubernetes(go, dirs["kubernetes"], logs / "build-kubernetes.log")
+            build_kubernetes(go, dirs["kubernetes"], logs / "build-kubernetes.log")
     found = cached_binaries(cache_dir)
     if not found:
         raise DevClusterError(f"build finished but binaries are missing under {cache_dir}/bin")
@@ -98,7 +98,7 @@ def ensure_binaries(cache_dir: Path, progress: Progress = lambda _: None) -> Bin
 
 
 @contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def lock(path: Path) -> Iterator[None]:
     with path.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -107,7 +107,7 @@ def _lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _go_command() -> str:
+def go_command() -> str:
     go = shutil.which("go") or (
         "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
     )
@@ -127,18 +127,19 @@ def _go_command() -> str:
     return go
 
 
-def _env() -> dict[str, str]:
+def _env(cgo: bool = False) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(GOTOOLCHAIN="local", CGO_ENABLED="0", GOFLAGS="-mod=mod")
+    env.update(GOTOOLCHAIN="local", CGO_ENABLED="1" if cgo else "0", GOFLAGS="-mod=mod")
     return env
 
 
-def _run(cmd: list[str], cwd: Path, log: Path) -> str:
+def run(cmd: list[str], cwd: Path, log: Path, cgo: bool = False) -> str:
+    """Run a build command, appending its output to ``log``; DevClusterError with the tail."""
     with log.open("a") as out:
         out.write(f"$ {' '.join(cmd)}\n")
         out.flush()
         proc = subprocess.run(
-            cmd, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=out, text=True, check=False
+            cmd, cwd=cwd, env=_env(cgo), stdout=subprocess.PIPE, stderr=out, text=True, check=False
         )
         out.write(proc.stdout)
     if proc.returncode != 0:
@@ -149,7 +150,7 @@ def _run(cmd: list[str], cwd: Path, log: Path) -> str:
 
 def _wrapper(go: str, name: str, log: Path) -> Path:
     work = Path(tempfile.mkdtemp(prefix=f"sparkplane-{name}-"))
-    _run([go, "mod", "init", f"sparkplane.local/{name}"], work, log)
+    run([go, "mod", "init", f"sparkplane.local/{name}"], work, log)
     return work
 
 
@@ -161,15 +162,30 @@ def _install(built: Path, final: Path) -> None:
     built.rename(final)
 
 
-def _build_module(go: str, module: str, package: str, binary: str, dest: Path, log: Path) -> None:
-    """Build one binary from a module that needs no replaces (etcd's server, KWOK)."""
-    work = _wrapper(go, binary, log)
+def build_module(
+    go: str,
+    module: str,
+    packages: list[str],
+    dest: Path,
+    log: Path,
+    *,
+    tags: tuple[str, ...] = (),
+    cgo: bool = False,
+    binary: str | None = None,
+) -> None:
+    """Build ``packages`` of a module that needs no replaces into ``dest`` (one binary each,
+    named as Go names it, or ``binary`` for a single package; etcd, KWOK, containerd, runc,
+    CNI plugins, CoreDNS)."""
+    work = _wrapper(go, Path(packages[0]).name, log)
     try:
-        _run([go, "get", module], work, log)
+        run([go, "get", module], work, log)
         out = dest.parent / f".{dest.name}.tmp"
         out.mkdir(parents=True, exist_ok=True)
-        cmd = [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(out / binary)]
-        _run([*cmd, package], work, log)
+        target = str(out / binary) if binary else f"{out}/"
+        cmd = [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", target]
+        if tags:
+            cmd += ["-tags", ",".join(tags)]
+        run([*cmd, *packages], work, log, cgo=cgo)
         _install(out, dest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -177,35 +193,38 @@ def _build_module(go: str, module: str, package: str, binary: str, dest: Path, l
 
 def _build_etcd(go: str, dest: Path, log: Path) -> None:
     module = f"go.etcd.io/etcd/server/v3@v{versions.ETCD}"
-    _build_module(go, module, "go.etcd.io/etcd/server/v3", "etcd", dest, log)
+    build_module(go, module, ["go.etcd.io/etcd/server/v3"], dest, log, binary="etcd")
 
 
 def _build_kwok(go: str, dest: Path, log: Path) -> None:
     module = f"sigs.k8s.io/kwok@v{versions.KWOK}"
-    _build_module(go, module, "sigs.k8s.io/kwok/cmd/kwok", "kwok", dest, log)
+    build_module(go, module, ["sigs.k8s.io/kwok/cmd/kwok"], dest, log)
 
 
-def _build_kubernetes(go: str, dest: Path, log: Path) -> None:
+def build_kubernetes(
+    go: str, dest: Path, log: Path, binaries: tuple[str, ...] = versions.KUBE_BINARIES
+) -> None:
+    """Build ``binaries`` (``cmd/<name>``) of the pinned Kubernetes release into ``dest``."""
     version = versions.KUBERNETES
     minor = version.split(".")[1]
     staging = "0." + version.split(".", 1)[1]
     work = _wrapper(go, "kubernetes", log)
     try:
         info = json.loads(
-            _run([go, "mod", "download", "-json", f"k8s.io/kubernetes@v{version}"], work, log)
+            run([go, "mod", "download", "-json", f"k8s.io/kubernetes@v{version}"], work, log)
         )
         gomod = Path(info["GoMod"]).read_text()
         go_line = re.search(r"^go (\S+)", gomod, re.M)
         if go_line:
-            _run([go, "mod", "edit", f"-go={go_line[1]}"], work, log)
+            run([go, "mod", "edit", f"-go={go_line[1]}"], work, log)
         godebug = re.search(r"^godebug (\S+)", gomod, re.M)
         if godebug:
-            _run([go, "mod", "edit", f"-godebug={godebug[1]}"], work, log)
+            run([go, "mod", "edit", f"-godebug={godebug[1]}"], work, log)
         # every staging module that k8s.io/kubernetes requires at the fake version v0.0.0
         for module in sorted(set(re.findall(r"^\s+(k8s\.io/[\w.-]+) v0\.0\.0$", gomod, re.M))):
-            _run([go, "mod", "edit", f"-replace={module}={module}@v{staging}"], work, log)
-        packages = [f"k8s.io/kubernetes/cmd/{b}" for b in versions.KUBE_BINARIES]
-        _run([go, "get", *(f"{p}@v{version}" for p in packages)], work, log)
+            run([go, "mod", "edit", f"-replace={module}={module}@v{staging}"], work, log)
+        packages = [f"k8s.io/kubernetes/cmd/{b}" for b in binaries]
+        run([go, "get", *(f"{p}@v{version}" for p in packages)], work, log)
         stamp = ["-s", "-w"]
         for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
             stamp += [f"-X {pkg}.gitVersion=v{version}", f"-X {pkg}.gitMajor=1"]
@@ -213,7 +232,7 @@ def _build_kubernetes(go: str, dest: Path, log: Path) -> None:
         out = dest.parent / f".{dest.name}.tmp"
         out.mkdir(parents=True, exist_ok=True)
         cmd = [go, "build", "-trimpath", "-ldflags", " ".join(stamp), "-o", f"{out}/"]
-        _run([*cmd, *packages], work, log)
+        run([*cmd, *packages], work, log)
         _install(out, dest)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -2,14 +2,17 @@
 
 Start order: etcd -> kube-apiserver (/readyz) -> controller-manager + scheduler -> kwok ->
 fake nodes -> wait until every node is Ready without the not-ready taint and the ``default``
-service account exists. ``up`` is idempotent: a healthy running cluster is left alone; a partly
-running one is stopped and started fresh (etcd data is not kept across a ``down``).
+service account exists -> with ``real_node``, the real node (:mod:`sparkplane.devcluster.node`)
+and the fake nodes tainted so apps land on it. ``up`` is idempotent: a healthy running cluster is
+left alone; a partly running one (a component died) has its processes restarted and keeps its
+data (etcd). Only ``down(purge=True)`` deletes the data.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -19,8 +22,16 @@ from typing import Any
 
 from sparkplane.devcluster import components, process, versions
 from sparkplane.devcluster.build import Binaries, ensure_binaries
+from sparkplane.devcluster.hostdeps import ensure_debian_packages
+from sparkplane.devcluster.node import host, objects, realnode
+from sparkplane.devcluster.node.plan import NodePlan
+from sparkplane.devcluster.nodebuild import (
+    NodeBinaries,
+    cached_node_binaries,
+    ensure_node_binaries,
+)
 from sparkplane.devcluster.pki import Pki, ensure_pki
-from sparkplane.errors import DevClusterError, NotFoundError
+from sparkplane.errors import AlreadyExistsError, DevClusterError, NotFoundError
 
 Progress = Callable[[str], None]
 ORDER = (
@@ -67,6 +78,7 @@ class DevClusterSettings:
     node_memory: str = "128Gi"
     node_pods: int = 250
     start_timeout: float = 120.0
+    real_node: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,8 @@ class ClusterStatus:
     components: dict[str, dict[str, Any]]
     nodes: list[dict[str, str]]
     versions: dict[str, str]
+    node_images: list[dict[str, str]] = field(default_factory=list)
+    pods_memory_mib: int | None = None
 
 
 class DevCluster:
@@ -88,6 +102,7 @@ class DevCluster:
         self.settings = settings or DevClusterSettings()
         self.state_dir = self.settings.state_dir
         self.ports = components.Ports(self.settings.port_base)
+        self._extra: dict[str, Any] = {}  # saved with the pids: real_node, node_namespace
 
     # -- paths ----------------------------------------------------------------------------
     @property
@@ -119,10 +134,19 @@ class DevCluster:
         state = self._read_state()
         return {k: (int(v["pid"]), v["binary"]) for k, v in state.get("processes", {}).items()}
 
+    @property
+    def node_plan(self) -> NodePlan:
+        return NodePlan(self.ports.base, self.state_dir)
+
+    def has_real_node(self) -> bool:
+        """True if the running (or last started) cluster has a real node."""
+        return bool(self._read_state().get("real_node"))
+
     def is_running(self) -> bool:
         """Every component alive and the API server ready."""
         pids = self._pids()
-        if set(pids) != set(ORDER):
+        expected = set(ORDER) | (set(realnode.COMPONENTS) if self.has_real_node() else set())
+        if set(pids) != expected:
             return False
         if not all(process.alive(pid, binary) for pid, binary in pids.values()):
             return False
@@ -159,7 +183,16 @@ class DevCluster:
                     }
                 )
             kube.close()
+        images: list[dict[str, str]] = []
+        pods_mib = None
+        if running and self.has_real_node():
+            node_bins = cached_node_binaries(self.settings.cache_dir)
+            if node_bins is not None:
+                images = realnode.images(node_bins, self.node_plan)
+            pods_mib = host.pods_memory_bytes(self.node_plan) // (1 << 20)
         return ClusterStatus(
+            node_images=images,
+            pods_memory_mib=pods_mib,
             running=running,
             kubeconfig=self.kubeconfig,
             server=self.server,
@@ -169,18 +202,43 @@ class DevCluster:
                 "kubernetes": versions.KUBERNETES,
                 "etcd": versions.ETCD,
                 "kwok": versions.KWOK,
+                **(
+                    {
+                        "containerd": versions.CONTAINERD,
+                        "runc": versions.RUNC,
+                        "coredns": versions.COREDNS,
+                    }
+                    if self.has_real_node()
+                    else {}
+                ),
             },
         )
 
     # -- commands -------------------------------------------------------------------------
     def up(self, progress: Progress = lambda _: None) -> Path:
         """Start the cluster if it is not running; return the kubeconfig path."""
+        real = self.settings.real_node
         if self.is_running():
+            if real and not self.has_real_node():
+                raise DevClusterError(
+                    f"the dev cluster at {self.server} runs without a real node: stop it "
+                    "(`sparkplane dev-cluster down`) and run `up --real-node` again"
+                )
             progress(f"dev cluster already running at {self.server}")
             return self.kubeconfig
-        self.down(quiet=True)  # clear leftovers of a partly running cluster
+        if real:
+            problems = host.preflight()
+            if problems:
+                raise DevClusterError(
+                    "--real-node needs " + "; ".join(problems) + ". Without them, "
+                    "`sparkplane dev-cluster up` (no --real-node) runs the simulated cluster."
+                )
+        if self._pids():
+            progress("restarting the cluster's processes (its data is kept)")
+        self.down(quiet=True)  # stop what is left of a partly running cluster; data stays
         self.ports = components.Ports(self.settings.port_base)
         bins = ensure_binaries(self.settings.cache_dir, progress)
+        node_bins, archives = self._node_inputs(progress) if real else (None, [])
         self._check_ports()
         started = time.monotonic()
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -188,10 +246,13 @@ class DevCluster:
         self.kubeconfig.write_text(components.kubeconfig(self.server, pki))
         self.kubeconfig.chmod(0o600)
         pids: dict[str, dict[str, Any]] = {}
+        self._extra = {"real_node": real}
         try:
             self._start_all(bins, pki, pids, progress)
             progress(f"creating {self.settings.nodes} simulated nodes")
             self._create_nodes()
+            if node_bins is not None:
+                self._start_node(node_bins, archives, pki, pids, progress)
         except BaseException:
             self._save(pids)
             self.down(quiet=True)
@@ -199,16 +260,60 @@ class DevCluster:
         progress(f"dev cluster ready in {time.monotonic() - started:.1f}s")
         return self.kubeconfig
 
-    def down(self, quiet: bool = False) -> bool:
-        """Stop every component (reverse order); return True if something was running."""
+    def down(self, quiet: bool = False, purge: bool = False) -> bool:
+        """Stop every component (the real node first, then the control plane in reverse order)
+        and remove everything the real node made on the host; with ``purge`` also delete the
+        cluster's data (etcd, the node's files). Return True if something was running."""
+        state = self._read_state()
         pids = self._pids()
+        if state.get("real_node") or state.get("node_namespace"):
+            realnode.stop(self.node_plan, pids, state.get("node_namespace"))
         for name in reversed(ORDER):
             if name in pids:
                 pid, binary = pids[name]
                 process.stop(pid, binary)
         if self._state_file.exists():
             self._state_file.unlink()
+        if purge:
+            for sub in ("etcd", "node"):
+                shutil.rmtree(self.state_dir / sub, ignore_errors=True)
         return bool(pids)
+
+    def _node_inputs(self, progress: Progress) -> tuple[NodeBinaries, list[tuple[str, Path, str]]]:
+        """The real node's binaries and image archives (built once, then cached)."""
+        from sparkplane.devcluster.images import ensure_images
+
+        node_bins = ensure_node_binaries(self.settings.cache_dir, progress)
+        ensure_debian_packages(realnode.NODE_PACKAGES, "the real node's kube-proxy", progress)
+        built = ensure_images(self.settings.cache_dir, progress)
+        return node_bins, [(i.ref, i.archive, i.key) for i in built]
+
+    def _start_node(
+        self,
+        node_bins: NodeBinaries,
+        archives: list[tuple[str, Path, str]],
+        pki: Pki,
+        pids: dict[str, dict[str, Any]],
+        progress: Progress,
+    ) -> None:
+        kube = self._kube()
+        try:
+            ns = realnode.start(
+                self.node_plan,
+                pki,
+                node_bins,
+                archives,
+                self.ports.apiserver,
+                kube,
+                lambda name, argv, env: self._launch(name, argv, pids, env),
+                progress,
+                self.settings.start_timeout,
+            )
+            self._extra["node_namespace"] = ns
+            self._save(pids)
+            objects.taint_simulated(kube)
+        finally:
+            kube.close()
 
     # -- internals ------------------------------------------------------------------------
     def _check_ports(self) -> None:
@@ -225,27 +330,30 @@ class DevCluster:
             "port_base": self.ports.base,
             "processes": pids,
             "settings": {k: str(v) for k, v in asdict(self.settings).items()},
+            **self._extra,
         }
         self._state_file.write_text(json.dumps(data, indent=2))
 
     def _launch(
-        self, name: str, argv: list[str], pids: dict[str, dict[str, Any]]
+        self,
+        name: str,
+        argv: list[str],
+        pids: dict[str, dict[str, Any]],
+        env: dict[str, str] | None = None,
     ) -> tuple[int, str, Path]:
         log = self.log_path(name)
-        pid = process.start(name, argv, log)
-        pids[name] = {"pid": pid, "binary": argv[0]}
+        pid = process.start(name, argv, log, env)
+        # nsenter/unshare exec the command after "--": that is the process to recognise
+        binary = argv[argv.index("--") + 1] if "--" in argv else argv[0]
+        pids[name] = {"pid": pid, "binary": binary}
         self._save(pids)
-        return pid, argv[0], log
+        return pid, binary, log
 
     def _start_all(
         self, bins: Binaries, pki: Pki, pids: dict[str, dict[str, Any]], progress: Progress
     ) -> None:
         state, ports, timeout = self.state_dir, self.ports, self.settings.start_timeout
-        etcd_dir = state / "etcd"
-        if etcd_dir.exists():
-            import shutil
-
-            shutil.rmtree(etcd_dir)
+        etcd_dir = state / "etcd"  # kept across restarts; `down --purge` deletes it
         progress("starting etcd")
         pid, binary, log = self._launch("etcd", components.etcd_argv(bins, ports, etcd_dir), pids)
         process.wait_until(
@@ -303,7 +411,7 @@ class DevCluster:
             components.kwok_config(stages, driver_log, executor_log, ports.spark_ui)
         )
         pid, binary, log = self._launch(
-            "kwok", components.kwok_argv(bins, ports, kwok_cfg, self.kubeconfig), pids
+            "kwok", components.kwok_argv(bins, ports, kwok_cfg, self.kubeconfig, pki), pids
         )
         ui = self._launch("spark-ui-simulator", components.fake_ui_argv(ports.spark_ui), pids)
         process.wait_until(
@@ -334,7 +442,11 @@ class DevCluster:
             names = [f"sparkplane-node-{i}" for i in range(self.settings.nodes)]
             for name in names:
                 s = self.settings
-                kube.create(components.node_manifest(name, s.node_cpu, s.node_memory, s.node_pods))
+                node = components.node_manifest(name, s.node_cpu, s.node_memory, s.node_pods)
+                try:
+                    kube.create(node)
+                except AlreadyExistsError:
+                    pass  # the data was kept: the node is still registered
             wait_nodes_ready(kube, names, timeout=self.settings.start_timeout)
             process.wait_until(
                 "the default service account (kube-controller-manager)",

@@ -9,7 +9,8 @@ Flag choices and why:
   service-account, node-lifecycle which removes the not-ready taint from new nodes...), each with
   its own service-account credentials; a short node monitor period so nodes turn Ready quickly.
 - scheduler: short back-off so preemption and retries are quick in tests.
-- kwok: manages every node; its server gives the apiserver pod logs; a wide pod CIDR.
+- kwok: manages the nodes annotated ``kwok.x-k8s.io/node=fake`` (never a real node); its server
+  gives the apiserver pod logs over TLS the apiserver verifies; a wide pod CIDR.
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ def apiserver_argv(bins: Binaries, ports: Ports, pki: Pki, state: Path) -> list[
         f"--service-cluster-ip-range={SERVICE_CIDR}",
         "--allow-privileged=true",
         "--kubelet-preferred-address-types=InternalIP,Hostname",
+        f"--kubelet-client-certificate={pki.file('apiserver-kubelet-client.crt')}",
+        f"--kubelet-client-key={pki.file('apiserver-kubelet-client.key')}",
+        f"--kubelet-certificate-authority={pki.file('ca.crt')}",
         f"--cert-dir={state / 'apiserver-certs'}",
         "--max-requests-inflight=1000",
         "--max-mutating-requests-inflight=500",
@@ -221,12 +225,16 @@ def kwok_config(stages_yaml: str, driver_log: Path, executor_log: Path, ui_port:
     )
 
 
-def kwok_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path) -> list[str]:
+def kwok_argv(bins: Binaries, ports: Ports, config: Path, kubeconfig: Path, pki: Pki) -> list[str]:
+    """KWOK manages only the fake nodes (a real node beside them stays the kubelet's), and
+    serves logs/port-forward with a certificate the API server verifies."""
     return [
         str(bins.kwok),
         f"--kubeconfig={kubeconfig}",
         f"--config={config}",
-        "--manage-all-nodes=true",
+        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        f"--tls-cert-file={pki.file('kwok-serving.crt')}",
+        f"--tls-private-key-file={pki.file('kwok-serving.key')}",
         "--node-ip=127.0.0.1",
         "--node-name=localhost",
         f"--node-port={ports.kwok}",

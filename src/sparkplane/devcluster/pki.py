@@ -1,8 +1,12 @@
 """Certificates and keys of the dev cluster, made with ``cryptography``.
 
 A self-signed CA signs the API server's serving certificate (SANs for loopback and the in-cluster
-names) and an admin client certificate in ``system:masters``; an RSA key pair signs
-service-account tokens. Go's verifier wants SANs, a positive serial, and keyCertSign on the CA.
+names), an admin client certificate in ``system:masters``, the API server's client certificate
+for kubelets (logs, exec, port-forward) and KWOK's serving certificate (so the API server verifies
+every kubelet it talks to); an RSA key pair signs service-account tokens. :func:`ensure_node_certs`
+adds the real node's: the kubelet's client (``system:node:<name>`` in ``system:nodes``) and
+serving certificates, kube-proxy's (``system:kube-proxy``) and CoreDNS's client certificates.
+Go's verifier wants SANs, a positive serial, and keyCertSign on the CA.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ class Pki:
 
     @property
     def complete(self) -> bool:
-        names = ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "admin.crt", "admin.key")
+        stems = ("ca", "apiserver", "admin", "apiserver-kubelet-client", "kwok-serving")
+        names = [f"{s}.{ext}" for s in stems for ext in ("crt", "key")]
         return all((self.root / n).exists() for n in (*names, "sa.key", "sa.pub"))
 
 
@@ -75,6 +80,19 @@ def ensure_pki(root: Path) -> Pki:
         usage=ExtendedKeyUsageOID.CLIENT_AUTH,
     )
     _write(root, "admin", admin, admin_key)
+
+    for stem, subject, usage, ips in (
+        (
+            "apiserver-kubelet-client",
+            _name("kube-apiserver-kubelet-client", org="system:masters"),
+            ExtendedKeyUsageOID.CLIENT_AUTH,
+            (),
+        ),
+        ("kwok-serving", _name("kwok"), ExtendedKeyUsageOID.SERVER_AUTH, ("127.0.0.1",)),
+    ):
+        key = _new_key()
+        cert = _sign(key, subject, ca_key, ca_name, usage=usage, dns=("localhost",), ips=ips)
+        _write(root, stem, cert, key)
 
     sa_key = _new_key()
     (root / "sa.key").write_bytes(_key_pem(sa_key))
@@ -154,3 +172,33 @@ def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
 def _write(root: Path, stem: str, cert: x509.Certificate, key: rsa.RSAPrivateKey) -> None:
     (root / f"{stem}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     (root / f"{stem}.key").write_bytes(_key_pem(key))
+
+
+def ensure_node_certs(pki: Pki, node_name: str, node_ip: str) -> None:
+    """The real node's certificates (once per node address), signed by the cluster's CA."""
+    marker = pki.file("node.ip")
+    if marker.exists() and marker.read_text() == node_ip:
+        return
+    ca_key = serialization.load_pem_private_key(pki.file("ca.key").read_bytes(), password=None)
+    if not isinstance(ca_key, rsa.RSAPrivateKey):
+        raise ValueError(f"{pki.file('ca.key')} is not an RSA key")
+    ca_name = x509.load_pem_x509_certificate(pki.file("ca.crt").read_bytes()).subject
+    client = ExtendedKeyUsageOID.CLIENT_AUTH
+    for stem, subject, usage, dns, ips in (
+        ("kubelet-client", _name(f"system:node:{node_name}", "system:nodes"), client, (), ()),
+        (
+            "kubelet-serving",
+            _name(f"system:node:{node_name}", "system:nodes"),
+            ExtendedKeyUsageOID.SERVER_AUTH,
+            (node_name,),
+            (node_ip,),
+        ),
+        ("kube-proxy", _name("system:kube-proxy"), client, (), ()),
+        ("coredns", _name("sparkplane:coredns"), client, (), ()),
+    ):
+        key = _new_key()
+        _write(
+            pki.root, stem, _sign(key, subject, ca_key, ca_name, usage=usage, dns=dns, ips=ips), key
+        )
+        pki.file(f"{stem}.key").chmod(0o600)
+    marker.write_text(node_ip)

@@ -32,10 +32,10 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
     return False
 
 
-def start(name: str, argv: Sequence[str], log: Path) -> int:
+def start(name: str, argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:
     """Start ``argv`` detached, appending its output to ``log``; return its pid."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
+    env = dict(env if env is not None else os.environ)
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     with log.open("ab") as out:
         out.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} starting {name}\n".encode())

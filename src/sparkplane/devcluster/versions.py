@@ -14,6 +14,14 @@ GO_MINIMUM = (1, 26)
 
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
+# The real node (``dev-cluster up --real-node``): versions verified on this machine kind
+# (../shared/reference/real-node.md).
+CONTAINERD = "2.2.9"
+RUNC = "1.4.3"
+CNI_PLUGINS = "1.9.1"
+COREDNS = "1.14.2"  # kubeadm 1.36's pin
+NODE_BINARIES = ("kubelet", "kube-proxy")
+CNI_PLUGIN_NAMES = ("bridge", "host-local", "loopback", "portmap")
 SPARK = "4.0.1"
 """The Spark image's version: the pyspark wheel of this version is its distribution."""
 PAUSE = "3.10.1"

@@ -7,16 +7,21 @@ with the owner description ``{namespace, labels: {spark-app-selector: <app id>},
 and yields the spec to render (with the resource id in its conf) plus the Secret holding the
 download secret, to be created as a dependent of the driver pod (so it goes with the driver).
 
-If the submission fails after the upload, or meets an earlier submission with the same id,
-the bundle is deleted on the server (``DELETE``, authorised by its secret); if even that fails
-the error says so: a never-downloaded bundle expires server-side (``--unused-expiry``). The
-rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
+The upload is authorised by ``StagingOptions.token``, else ``$SPARKPLANE_STAGING_TOKEN`` (an
+upload secret of the server), else the bearer token of the kubeconfig identity the submission
+uses (:func:`bearer_token`): the server asks the cluster whether that identity may create pods
+in the namespace. Client-certificate identities have no token to forward; they need one of the
+first two. If the submission fails after the upload, or meets an earlier submission with the
+same id, the bundle is deleted on the server (``DELETE``, authorised by its secret); if even
+that fails the error says so: a never-downloaded bundle expires server-side
+(``--unused-expiry``). The rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkplane.errors import Problem, SparkplaneError, SubmissionError, ValidationError
+from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import MANAGED_BY
 from sparkplane.render.steps.staging import (
     CA_KEY,
@@ -35,12 +41,14 @@ from sparkplane.render.steps.staging import (
 )
 from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
 from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
-from sparkplane.staging.bundle import pack_bundle
+from sparkplane.staging.bundle import pack_bundle_measured
 from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
+from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
 
 Obj = dict[str, Any]
 OWNER_LABEL = "spark-app-selector"
+TOKEN_ENV = "SPARKPLANE_STAGING_TOKEN"
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,9 @@ class StagingOptions:
     internal_server: str | None = None
     """The URL pods download from, when it differs from ``server`` (e.g. the Service DNS
     name, while this submitter uploads through an Ingress or a port-forward)."""
+    token: str | None = None
+    """The upload credential; default ``$SPARKPLANE_STAGING_TOKEN``, else the kubeconfig
+    identity's bearer token."""
 
 
 @dataclass
@@ -89,6 +100,27 @@ class StagedUpload:
                 "deletes it when its unused expiry passes"
             )
         return f"the staged bundle {rid} was deleted"
+
+
+def bearer_token(kube: Kube | None) -> str | None:
+    """The bearer token the gateway authenticates with (refreshed first), or None for
+    client-certificate identities."""
+    if kube is None:
+        return None
+    cfg = kube.api.configuration
+    hook = getattr(cfg, "refresh_api_key_hook", None)
+    if hook is not None:
+        with contextlib.suppress(Exception):  # a failing refresh leaves the last token
+            hook(cfg)
+    keys = getattr(cfg, "api_key", None) or {}
+    value = str(keys.get("BearerToken") or keys.get("authorization") or "")
+    scheme, _, rest = value.partition(" ")
+    token = rest if scheme.lower() == "bearer" else value
+    return token.strip() or None
+
+
+def _upload_token(options: StagingOptions, kube: Kube | None) -> str | None:
+    return options.token or os.environ.get(TOKEN_ENV, "").strip() or bearer_token(kube)
 
 
 def local_files(app: SparkApp, base_dir: Path | None = None) -> dict[str, Path]:
@@ -130,7 +162,9 @@ def staging_secret(ids: AppIds, namespace: str, secret: str, *, ca_pem: bytes | 
     }
 
 
-def stage(app: SparkApp, ids: AppIds, options: StagingOptions) -> StagedUpload:
+def stage(
+    app: SparkApp, ids: AppIds, options: StagingOptions, kube: Kube | None = None
+) -> StagedUpload:
     """Validate, pack and upload ``app``'s local dependencies (nothing uploaded if none)."""
     requested = request_staging(
         app,
@@ -149,10 +183,24 @@ def stage(app: SparkApp, ids: AppIds, options: StagingOptions) -> StagedUpload:
     ca_pem = options.ca_file.read_bytes() if options.ca_file else None
     with tempfile.TemporaryDirectory(prefix="sparkplane-bundle-") as tmp:
         bundle = Path(tmp) / "bundle.tar.gz"
-        pack_bundle(files, bundle)
-        resource = upload_bundle(options.server, bundle, owner, ca_file=options.ca_file)
+        _, unpacked = pack_bundle_measured(files, bundle)
+        token = _upload_token(options, kube)
+        try:
+            resource = upload_bundle(
+                options.server, bundle, owner, ca_file=options.ca_file, token=token
+            )
+        except StagingClientError as exc:
+            if exc.status != 401 or token:
+                raise
+            raise StagingClientError(
+                f"{exc}. The kubeconfig identity has no bearer token to show the staging server "
+                f"(a client certificate?): set {TOKEN_ENV} to one of the server's upload "
+                "secrets, or submit with a token kubeconfig (`sparkplane kubeconfig`)",
+                status=exc.status,
+                code=exc.code,
+            ) from exc
     return StagedUpload(
-        request_staging(requested, resource_id=resource.resource_id),
+        request_staging(requested, resource_id=resource.resource_id, max_bytes=unpacked),
         [staging_secret(ids, namespace, resource.secret, ca_pem=ca_pem)],
         resource,
         files,
@@ -162,19 +210,20 @@ def stage(app: SparkApp, ids: AppIds, options: StagingOptions) -> StagedUpload:
 
 @contextlib.contextmanager
 def staged_submission(
-    app: SparkApp, ids: AppIds, options: StagingOptions | None
+    app: SparkApp, ids: AppIds, options: StagingOptions | None, kube: Kube | None = None
 ) -> Iterator[StagedUpload]:
     """Stage ``app`` for the block; if the block fails, delete the bundle and say so.
 
     Without ``options``, a ``spark.kubernetes.sparkplane.staging.server`` in the spec's
-    sparkConf is used the same way."""
+    sparkConf is used the same way. ``kube`` is the submitting gateway: its bearer token
+    authorises the upload unless a token is given (:func:`bearer_token`)."""
     if options is None:
         server = mapped_conf(app).get(STAGING_SERVER)
         if not server:
             yield StagedUpload(app)
             return
         options = StagingOptions(server)
-    staged = stage(app, ids, options)
+    staged = stage(app, ids, options, kube)
     try:
         yield staged
     except SubmissionError as exc:

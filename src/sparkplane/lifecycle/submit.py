@@ -112,7 +112,7 @@ def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) 
     server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
     ids = _ids(app, opts)
-    with staged_submission(app, ids, opts.staging()) as staged:
+    with staged_submission(app, ids, opts.staging(), kube) as staged:
         rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
         result = submit_objects(
             kube,

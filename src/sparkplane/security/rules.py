@@ -40,7 +40,8 @@ class Identity(StrEnum):
     OPERATOR = "operator"
     """The sparkplane operator: reconciles SparkApplication/SparkCluster resources."""
     STAGING = "staging"
-    """The staging server: asks whether a bundle's owner pods still exist."""
+    """The staging server: asks whether a bundle's owner pods still exist, and who an
+    uploader's token is and whether it may create pods in the owner namespace."""
     GC = "gc"
     """The TTL clean-up CronJob (``sparkplane gc``): deletes finished driver pods."""
 
@@ -271,6 +272,21 @@ STAGING = Policy(
             ("get", "list"),
             "the clean-up loop lists pods by the bundle's owner labels in the owner's "
             "namespace before deleting a downloaded bundle",
+        ),
+    ),
+    cluster=(
+        rule(
+            "authentication.k8s.io",
+            "tokenreviews",
+            ("create",),
+            "uploads: who is the bearer token an uploader presents? (reviews are "
+            "cluster-scoped, so this needs a ClusterRole)",
+        ),
+        rule(
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            ("create",),
+            "uploads: may that identity create pods in the bundle's owner namespace?",
         ),
     ),
     cluster_wide_allowed=True,

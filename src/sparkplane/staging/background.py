@@ -14,8 +14,9 @@ from collections.abc import Iterator
 
 from aiohttp import web
 
+from sparkplane.staging.auth import TokenReviewer
 from sparkplane.staging.cleanup import OwnerChecker
-from sparkplane.staging.server import create_app
+from sparkplane.staging.server import create_app, start
 from sparkplane.staging.settings import StagingSettings
 
 _WILDCARD = ("", "0.0.0.0", "::")
@@ -23,22 +24,21 @@ _WILDCARD = ("", "0.0.0.0", "::")
 
 @contextlib.contextmanager
 def serve_in_background(
-    settings: StagingSettings, owner_checker: OwnerChecker | None = None
+    settings: StagingSettings,
+    owner_checker: OwnerChecker | None = None,
+    token_reviewer: TokenReviewer | None = None,
 ) -> Iterator[str]:
     """Serve until the block ends; yields the base URL (``settings.port`` 0 = a free port)."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="sparkplane-staging", daemon=True)
     thread.start()
 
-    async def start() -> tuple[web.AppRunner, int]:
-        runner = web.AppRunner(create_app(settings, owner_checker), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port, ssl_context=settings.ssl_context())
-        await site.start()
-        return runner, int(runner.addresses[0][1])
+    async def begin() -> tuple[web.AppRunner, int]:
+        app = create_app(settings, owner_checker, token_reviewer=token_reviewer)
+        return await start(app, access_log=None)
 
     try:
-        runner, port = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=30)
+        runner, port = asyncio.run_coroutine_threadsafe(begin(), loop).result(timeout=30)
     except BaseException:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
@@ -49,7 +49,16 @@ def serve_in_background(
     try:
         yield f"{scheme}://{host}:{port}"
     finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=30)
+        asyncio.run_coroutine_threadsafe(_stop(runner), loop).result(timeout=30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
+
+
+async def _stop(runner: web.AppRunner) -> None:
+    """Clean up, then end what is left (a refused upload's handler still draining)."""
+    await runner.cleanup()
+    rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in rest:
+        task.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)

@@ -49,6 +49,22 @@ def pack_bundle(
     Local symlinks are followed (the bundle holds contents). Returns the bundle size in bytes.
     Level 1 gzip by default: jars are already compressed, so more effort buys little.
     """
+    return pack_bundle_measured(entries, dest, compresslevel=compresslevel)[0]
+
+
+def pack_bundle_measured(
+    entries: Mapping[str, Path] | Iterable[tuple[str, Path]], dest: Path, *, compresslevel: int = 1
+) -> tuple[int, int]:
+    """:func:`pack_bundle`, returning (bundle bytes, unpacked bytes): the sizes of the regular
+    files as written into the archive, the bound ``sparkplane fetch --max-bytes`` enforces."""
+    unpacked = 0
+
+    def measured(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        nonlocal unpacked
+        if info.isreg():
+            unpacked += info.size
+        return _tar_filter(info)
+
     items = list(entries.items()) if isinstance(entries, Mapping) else list(entries)
     seen: set[str] = set()
     for arcname, path in items:
@@ -62,8 +78,8 @@ def pack_bundle(
         dest, "w:gz", compresslevel=compresslevel, format=tarfile.PAX_FORMAT, dereference=True
     ) as tar:
         for arcname, path in items:
-            tar.add(path, arcname=_clean_name(arcname, arcname), filter=_tar_filter)
-    return dest.stat().st_size
+            tar.add(path, arcname=_clean_name(arcname, arcname), filter=measured)
+    return dest.stat().st_size, unpacked
 
 
 class _Unpacker:
@@ -136,6 +152,9 @@ class _Unpacker:
             source_path = os.path.realpath(os.path.join(self.root, source_name))
             if not self.inside(source_path) or not os.path.isfile(source_path):
                 raise UnsafeArchiveError(member, f"hard link to {info.linkname!r} outside bundle")
+            self.total += os.path.getsize(source_path)  # a copy: it takes space again
+            if self.max_bytes is not None and self.total > self.max_bytes:
+                raise UnsafeArchiveError(member, f"bundle unpacks to more than {self.max_bytes} B")
             self.checked_parent(target, member)
             self.replace_link(target, member)
             shutil.copyfile(source_path, target)  # a copy, never a shared inode

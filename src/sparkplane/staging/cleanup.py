@@ -23,7 +23,17 @@ log = logging.getLogger(__name__)
 
 OwnerChecker = Callable[[str, dict[str, str]], bool]
 """``(namespace, labels) -> bool``: does any owner-type object in ``namespace`` carry all
-``labels``? Wired by the caller to the Kubernetes gateway (a pod list with a label selector)."""
+``labels``? Wired by the caller to the Kubernetes gateway (a pod list with a label selector).
+Any exception means "cannot tell": the bundle is kept, up to ``max_age``."""
+
+
+class OwnerUnknown(Exception):
+    """The owner cannot be checked at all (the server has no cluster credentials)."""
+
+
+def no_owner_check(namespace: str, labels: dict[str, str]) -> bool:
+    """The checker of a server without cluster credentials: owners are never known."""
+    raise OwnerUnknown("no cluster credentials")
 
 
 class Verdict(StrEnum):
@@ -42,6 +52,7 @@ class Reason(StrEnum):
 
     UNUSED_EXPIRED = "unused-expired"
     OWNER_GONE = "owner-gone"
+    MAX_AGE = "owner-unverifiable-max-age"
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,9 @@ class CleanupPolicy:
     """How long a never-downloaded bundle is kept."""
     owner_grace: float = 60.0
     """After the first download, how long before the owner check may delete the bundle."""
+    max_age: float = 7 * 24 * 3600.0
+    """A bundle whose owner cannot be checked (Forbidden, no credentials) is deleted once
+    this old; 0 keeps it until its owner can be checked."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +97,10 @@ def decide(
     owner_exists: OwnerChecker,
 ) -> list[Deletion]:
     """The bundles to delete this round. Asks ``owner_exists`` once per distinct owner; an
-    exception from it keeps that owner's bundles for the next round."""
-    answers: dict[tuple[str, str, tuple[tuple[str, str], ...]], bool] = {}
+    exception from it keeps that owner's bundles until they reach ``policy.max_age``. Failed
+    checks are reported in one warning line per round (no traceback)."""
+    answers: dict[tuple[str, str, tuple[tuple[str, str], ...]], bool | None] = {}
+    failures: dict[str, str] = {}
     deletions: list[Deletion] = []
     for record in records:
         verdict = classify(record, now, policy)
@@ -95,13 +111,25 @@ def decide(
             if key not in answers:
                 try:
                     answers[key] = owner_exists(record.owner.namespace, dict(record.owner.labels))
-                except Exception:
-                    log.warning(
-                        "owner check failed for %s; keeping its bundles", key, exc_info=True
-                    )
-                    answers[key] = True
-            if not answers[key]:
+                except Exception as exc:  # any failure means "cannot tell"
+                    answers[key] = None
+                    if not isinstance(exc, OwnerUnknown):
+                        failures[record.owner.namespace] = f"{type(exc).__name__}: {exc}"
+            answer = answers[key]
+            if answer is False:
                 deletions.append(Deletion(record.resource_id, Reason.OWNER_GONE))
+            elif answer is None and policy.max_age and now - record.created_at >= policy.max_age:
+                deletions.append(Deletion(record.resource_id, Reason.MAX_AGE))
+    if failures:
+        first_ns, first_error = next(iter(failures.items()))
+        log.warning(
+            "owner check failed in %d namespace(s) (e.g. %s: %s); their bundles are kept until "
+            "they are %gs old (--max-age)",
+            len(failures),
+            first_ns,
+            first_error.splitlines()[0][:300],
+            policy.max_age,
+        )
     return deletions
 
 

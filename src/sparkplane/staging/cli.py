@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from sparkplane.errors import SparkplaneError
+from sparkplane.staging.auth import TokenReviewer, load_upload_secrets
 from sparkplane.staging.cleanup import OwnerChecker
 from sparkplane.staging.client import fetch, localize_uris
 from sparkplane.staging.settings import StagingSettings
@@ -30,11 +31,15 @@ def _fail(exc: SparkplaneError) -> typer.Exit:
     return typer.Exit(exc.exit_code)
 
 
+def _mb(value: int) -> int:
+    return value // (1024 * 1024)
+
+
 def make_staging_app(
     owner_checker_factory: Callable[[], OwnerChecker] | None = None,
 ) -> typer.Typer:
     """The ``staging`` command group. ``owner_checker_factory`` builds the Kubernetes lookup
-    when the server starts; without it, downloaded bundles are never owner-cleaned."""
+    when the server starts; without it, downloaded bundles expire at ``--max-age``."""
     app = typer.Typer(name="staging", help="The resource staging server.", no_args_is_help=True)
 
     @app.callback()
@@ -44,22 +49,56 @@ def make_staging_app(
     @app.command()
     def serve(
         *,
-        host: Annotated[str, typer.Option(help="Address to bind.")] = _D.host,
+        host: Annotated[
+            str, typer.Option(help="Address to bind (loopback; 0.0.0.0 for other machines).")
+        ] = _D.host,
         port: Annotated[int, typer.Option(help="TCP port.")] = _D.port,
         storage_dir: Annotated[Path, typer.Option(help="Bundle directory.")] = _D.storage_dir,
         db_path: Annotated[Path, typer.Option(help="SQLite metadata file.")] = _D.db_path,
-        max_bundle_mb: Annotated[int, typer.Option(help="Upload size limit (MiB).")] = (
-            _D.max_bundle_bytes // (1024 * 1024)
+        max_bundle_mb: Annotated[int, typer.Option(help="Upload size limit (MiB).")] = _mb(
+            _D.max_bundle_bytes
         ),
+        total_quota_mb: Annotated[
+            int, typer.Option(help="All stored bundles (MiB; 0 = unlimited).")
+        ] = _mb(_D.total_quota_bytes),
+        namespace_quota_mb: Annotated[
+            int, typer.Option(help="Bundles per owner namespace (MiB; 0 = unlimited).")
+        ] = _mb(_D.namespace_quota_bytes),
+        upload_secret_file: Annotated[
+            Path | None,
+            typer.Option(help="Upload secrets, one 'name:secret[:ns1,ns2]' per line."),
+        ] = None,
+        allow_anonymous_uploads: Annotated[
+            bool,
+            typer.Option(
+                "--allow-anonymous-uploads", help="Accept uploads without credentials (demo)."
+            ),
+        ] = False,
         unused_expiry: Annotated[
             float, typer.Option(help="Seconds before a never-downloaded bundle is deleted.")
         ] = _D.unused_expiry_seconds,
+        max_age: Annotated[
+            float, typer.Option(help="Seconds before a bundle whose owner cannot be checked goes.")
+        ] = _D.max_age_seconds,
         cleanup_interval: Annotated[
             float, typer.Option(help="Seconds between clean-up rounds.")
         ] = _D.cleanup_interval_seconds,
         max_failed_attempts: Annotated[
-            int, typer.Option(help="Failed secrets per client per window before 429.")
+            int, typer.Option(help="Failures per client and namespace/bundle per window; 429.")
         ] = _D.max_failed_attempts,
+        max_connections: Annotated[
+            int, typer.Option(help="Open connections (the longest-idle one makes room).")
+        ] = _D.max_connections,
+        idle_timeout: Annotated[
+            float, typer.Option(help="Seconds before a connection without a request is closed.")
+        ] = _D.idle_timeout_seconds,
+        body_timeout: Annotated[
+            float, typer.Option(help="Seconds an upload body may stall.")
+        ] = _D.body_timeout_seconds,
+        max_uploads: Annotated[int, typer.Option(help="Uploads at once.")] = _D.max_uploads,
+        max_uploads_per_client: Annotated[
+            int, typer.Option(help="Uploads at once per uploader.")
+        ] = _D.max_uploads_per_client,
         tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate (HTTPS).")] = None,
         tls_key: Annotated[Path | None, typer.Option(help="PEM private key (HTTPS).")] = None,
         fsync: Annotated[
@@ -67,56 +106,77 @@ def make_staging_app(
         ] = _D.fsync,
         kubeconfig: Annotated[
             Path | None,
-            typer.Option(help="Kubeconfig for the owner check (deletes bundles of gone pods)."),
+            typer.Option(help="Kubeconfig: owner clean-up and uploader token reviews."),
         ] = None,
         context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
         in_cluster: Annotated[
-            bool, typer.Option("--in-cluster", help="Owner check with the pod's service account.")
+            bool, typer.Option("--in-cluster", help="Use the pod's service account.")
         ] = False,
     ) -> None:
         """Run the resource staging server until interrupted.
 
-        Without cluster credentials (--kubeconfig, --context or --in-cluster) downloaded
-        bundles are never deleted by the owner check; only never-downloaded ones expire.
+        Uploads need a credential: with cluster credentials (--kubeconfig, --context or
+        --in-cluster) the bearer token of an identity that may create pods in the owner
+        namespace (TokenReview + SubjectAccessReview); with --upload-secret-file one of its
+        secrets. Without cluster credentials, downloaded bundles expire at --max-age.
         """
         from sparkplane.staging.server import serve as run
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-        settings = StagingSettings(
-            host=host,
-            port=port,
-            storage_dir=storage_dir,
-            db_path=db_path,
-            max_bundle_bytes=max_bundle_mb * 1024 * 1024,
-            unused_expiry_seconds=unused_expiry,
-            cleanup_interval_seconds=cleanup_interval,
-            max_failed_attempts=max_failed_attempts,
-            tls_cert=tls_cert,
-            tls_key=tls_key,
-            fsync=fsync,
-        )
         try:
-            checker = None
+            settings = StagingSettings(
+                host=host,
+                port=port,
+                storage_dir=storage_dir,
+                db_path=db_path,
+                max_bundle_bytes=max_bundle_mb * 1024 * 1024,
+                total_quota_bytes=total_quota_mb * 1024 * 1024,
+                namespace_quota_bytes=namespace_quota_mb * 1024 * 1024,
+                upload_secrets=load_upload_secrets(upload_secret_file)
+                if upload_secret_file
+                else (),
+                allow_anonymous_uploads=allow_anonymous_uploads,
+                unused_expiry_seconds=unused_expiry,
+                max_age_seconds=max_age,
+                cleanup_interval_seconds=cleanup_interval,
+                max_failed_attempts=max_failed_attempts,
+                max_connections=max_connections,
+                idle_timeout_seconds=idle_timeout,
+                body_timeout_seconds=body_timeout,
+                max_uploads=max_uploads,
+                max_uploads_per_client=max_uploads_per_client,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                fsync=fsync,
+            )
+            checker, reviewer = None, None
             if in_cluster or kubeconfig or context:
-                checker = kube_checker(kubeconfig, context, in_cluster=in_cluster)
+                checker, reviewer = kube_services(kubeconfig, context, in_cluster=in_cluster)
             elif owner_checker_factory:
                 checker = owner_checker_factory()
-            run(settings, checker)
+            run(settings, checker, reviewer)
         except SparkplaneError as exc:
             raise _fail(exc) from exc
 
     return app
 
 
+def kube_services(
+    kubeconfig: Path | None, context: str | None, *, in_cluster: bool = False
+) -> tuple[OwnerChecker, TokenReviewer]:
+    """The owner checker and the uploader token reviewer over one gateway."""
+    from sparkplane.kube import Kube, connect
+    from sparkplane.staging.kube_owner import kube_token_reviewer, pod_owner_checker
+
+    kube = Kube(connect(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster))
+    return pod_owner_checker(kube), kube_token_reviewer(kube)
+
+
 def kube_checker(
     kubeconfig: Path | None, context: str | None, *, in_cluster: bool = False
 ) -> OwnerChecker:
     """A pod-list owner checker over a gateway built from cluster credentials."""
-    from sparkplane.kube import Kube, connect
-    from sparkplane.staging.kube_owner import pod_owner_checker
-
-    api = connect(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster)
-    return pod_owner_checker(Kube(api))
+    return kube_services(kubeconfig, context, in_cluster=in_cluster)[0]
 
 
 staging_app = make_staging_app()

@@ -4,11 +4,15 @@ Owns :func:`manifests` (the objects) and :func:`render_files` (file name -> text
 ``python -m sparkplane.staging.deploy [DIR]`` to (re)write them; a unit test asserts the
 committed files equal :func:`render_files`, so they cannot drift from the code. The RBAC comes
 from the shared catalogue (:func:`sparkplane.security.rbac.render` for identity ``staging``):
-``get``/``list`` on pods in the application namespaces, nothing else. Pure except :func:`main`.
+``get``/``list`` on pods in the application namespaces, and ``create`` on TokenReviews and
+SubjectAccessReviews (a ClusterRole: reviews are cluster-scoped), nothing else. Pure except
+:func:`main`.
 
 One replica (``Recreate``): the metadata is SQLite and the bundles a local disk on one
-ReadWriteOnce claim. The server listens on 10000 in plain HTTP; add ``--tls-cert/--tls-key``
-(from a Secret) for HTTPS.
+ReadWriteOnce claim. The server listens on all of the pod's addresses (``--host 0.0.0.0``; the
+default is loopback) on 10000 in plain HTTP; add ``--tls-cert/--tls-key`` (from a Secret) for
+HTTPS. Uploads are checked with TokenReview and SubjectAccessReview as the pod's service
+account, and the total quota (16 GiB by default) stays below the 20Gi claim.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def manifests(
         "image": image,
         "command": [
             *("sparkplane", "staging", "serve", "--in-cluster"),
-            *("--port", str(PORT), "--storage-dir", f"{DATA}/bundles"),
+            *("--host", "0.0.0.0", "--port", str(PORT), "--storage-dir", f"{DATA}/bundles"),
             *("--db-path", f"{DATA}/metadata.sqlite3"),
         ],
         "ports": [{"name": "http", "containerPort": PORT, "protocol": "TCP"}],

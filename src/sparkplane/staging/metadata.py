@@ -109,6 +109,16 @@ class MetadataDB:
             )
         return cursor.rowcount > 0
 
+    def usage(self, namespace: str) -> tuple[int, int]:
+        """Stored bytes: (all bundles, the bundles owned in ``namespace``)."""
+        with self._lock:
+            total, in_namespace = self._conn.execute(
+                "SELECT COALESCE(SUM(size), 0), "
+                "COALESCE(SUM(CASE WHEN owner_namespace = ? THEN size END), 0) FROM resources",
+                (namespace,),
+            ).fetchone()
+        return int(total), int(in_namespace)
+
     def all(self) -> list[ResourceRecord]:
         with self._lock:
             rows = self._conn.execute(

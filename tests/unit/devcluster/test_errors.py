@@ -18,7 +18,7 @@ def test_missing_go_says_what_to_install(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr(build.Path, "exists", lambda self: False)
     with pytest.raises(DevClusterError, match=r"Go is not installed.*Install Go 1\.26"):
-        build._go_command()
+        build.go_command()
 
 
 def test_port_in_use_names_port_and_component(tmp_path: Path):

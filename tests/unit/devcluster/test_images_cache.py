@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster.images import builder, cache, debian, project
+from sparkplane.devcluster.images import builder, cache, debian, project, spark
 from sparkplane.devcluster.images.builder import ImagePlan, LayerPlan
 from sparkplane.devcluster.images.debian import BaseLayer
 from sparkplane.devcluster.images.layers import data_file, write_layer
@@ -138,3 +138,19 @@ def test_sparkplane_source_key_follows_the_source_tree(
 
 def test_cached_images_is_empty_before_any_build(tmp_path: Path):
     assert builder.cached_images(tmp_path) == []
+
+
+def test_entrypoint_change_rekeys_only_the_spark_app_layer(monkeypatch: pytest.MonkeyPatch):
+    passwd, group = "root:x:0:0::/root:/bin/sh\n", "root:x:0:\n"
+    dist = cache.content_key(spark.dist_recipe())
+    app = cache.content_key(spark.app_recipe(passwd, group))
+    assert cache.content_key(spark.app_recipe(passwd, group)) == app
+    original = spark.data
+
+    def edited(name: str) -> bytes:
+        return original(name) + (b"# edited\n" if name == "spark-entrypoint.sh" else b"")
+
+    monkeypatch.setattr(spark, "data", edited)
+    assert cache.content_key(spark.dist_recipe()) == dist
+    assert cache.content_key(spark.app_recipe(passwd, group)) != app
+    assert cache.content_key(spark.app_recipe(passwd + "x:x:1:1::/:/bin/sh\n", group)) != app

@@ -11,6 +11,7 @@ import pytest
 
 from sparkplane.errors import SubmissionError, ValidationError
 from sparkplane.lifecycle.staging import (
+    TOKEN_ENV,
     StagingOptions,
     local_files,
     stage,
@@ -20,6 +21,7 @@ from sparkplane.lifecycle.staging import (
 from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
+from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
@@ -35,8 +37,12 @@ def _app(**spec: object) -> SparkApp:
     return SparkApp.model_validate(doc)
 
 
+TOKEN = "lifecycle-upload-secret-0123456789"
+
+
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)  # the upload secret a submitter without a token uses
     settings = StagingSettings(
         host="127.0.0.1",
         port=0,
@@ -45,6 +51,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         fsync=False,
         secret_hash_iterations=1000,
         cleanup_interval_seconds=3600,
+        upload_secrets=(UploadSecret("submitters", TOKEN),),
     )
     with serve_in_background(settings) as url:
         yield url
@@ -84,6 +91,8 @@ def test_stage_uploads_a_bundle_the_init_container_can_fetch(
     conf = staged.app.spec.spark_conf
     assert conf["spark.kubernetes.sparkplane.staging.server"] == server
     assert conf["spark.kubernetes.sparkplane.staging.resourceId"] == staged.resource.resource_id
+    unpacked = sum(path.stat().st_size for path in staged.files.values())
+    assert conf["spark.kubernetes.sparkplane.staging.maxBytes"] == str(unpacked)
     [secret] = staged.objects
     assert secret["kind"] == "Secret" and secret["metadata"]["name"] == secret_name(IDS)
     assert secret["metadata"]["namespace"] == "jobs"
@@ -99,6 +108,22 @@ def test_stage_uploads_a_bundle_the_init_container_can_fetch(
     # and the rendered driver points at those copies
     pod = render(staged.app, IDS).driver_pod
     assert pod["spec"]["containers"][0]["args"][-1] == "local:///var/sparkplane/deps/app.jar"
+    command = pod["spec"]["initContainers"][0]["command"]
+    assert command[command.index("--max-bytes") + 1] == str(unpacked)
+
+
+def test_upload_without_any_credential_says_how_to_get_one(
+    server: str, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV)
+    with pytest.raises(StagingClientError) as info:
+        stage(_app(jars="app.jar"), IDS, StagingOptions(server, base_dir=workdir))
+    assert info.value.status == 401
+    assert TOKEN_ENV in str(info.value) and "client certificate" in str(info.value)
+    wrong = StagingOptions(server, base_dir=workdir, token="not-an-upload-secret-at-all")
+    with pytest.raises(StagingClientError) as refused:
+        stage(_app(jars="app.jar"), IDS, wrong)
+    assert refused.value.status == 401 and "client certificate" not in str(refused.value)
 
 
 def test_nothing_local_uploads_nothing(server: str) -> None:

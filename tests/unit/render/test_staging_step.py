@@ -13,6 +13,7 @@ from sparkplane.render import render, steps_for
 from sparkplane.render.properties import load
 from sparkplane.render.steps.staging import (
     DEFAULT_INIT_IMAGE,
+    DEFAULT_MAX_BYTES,
     INIT_CONTAINER,
     PENDING_RESOURCE_ID,
     StagingStep,
@@ -29,7 +30,10 @@ from .helpers import IDS, make_app, make_conf, start
 SERVER = "http://staging.example:10000"
 DEPS = "/var/sparkplane/deps"
 FETCH = ["sparkplane", "fetch", "--dest", DEPS]
-SECRET_ARGS = ["--secret-file", "/mnt/sparkplane-staging/secret"]
+SECRET_ARGS = [
+    *("--secret-file", "/mnt/sparkplane-staging/secret"),
+    *("--max-bytes", str(DEFAULT_MAX_BYTES)),
+]
 
 
 def _staged(app: SparkApp, rid: str = "r-123", **kw: Any) -> SparkApp:
@@ -116,6 +120,18 @@ def test_driver_pod_gets_init_container_volumes_and_mount() -> None:
     assert props["spark.kubernetes.sparkplane.staging.resourceId"] == "r-123"
     # the Secret (with the download secret) is the submitter's: rendering never sees it
     assert "Secret" not in [o["kind"] for o in rendered.objects]
+
+
+def test_init_container_bounds_the_unpacked_size_with_max_bytes() -> None:
+    """The submitter records the bundle's unpacked size; the init-container refuses more
+    (a small bundle that would unpack to gigabytes). Without the conf: the default bound."""
+    rendered = render(_staged(_local_java(), max_bytes=123_456), IDS)
+    [init] = rendered.driver_pod["spec"]["initContainers"]
+    assert init["command"][init["command"].index("--max-bytes") + 1] == "123456"
+    assert _props(rendered.resources)["spark.kubernetes.sparkplane.staging.maxBytes"] == "123456"
+    broken = _local_java(sparkConf={"spark.kubernetes.sparkplane.staging.maxBytes": "lots"})
+    [init] = render(_staged(broken), IDS).driver_pod["spec"]["initContainers"]
+    assert init["command"][init["command"].index("--max-bytes") + 1] == str(DEFAULT_MAX_BYTES)
 
 
 def test_executor_template_gets_the_same_init_container() -> None:

@@ -74,7 +74,11 @@ def test_driver_touches_only_its_executors_objects():
 
 def test_gc_and_staging_are_minimal():
     assert _grants(Identity.GC) == {("", "pods"): {"list", "delete"}}
-    assert _grants(Identity.STAGING) == {("", "pods"): {"get", "list"}}
+    assert _grants(Identity.STAGING) == {
+        ("", "pods"): {"get", "list"},
+        ("authentication.k8s.io", "tokenreviews"): {"create"},  # who is an uploader's token?
+        ("authorization.k8s.io", "subjectaccessreviews"): {"create"},  # may it create pods?
+    }
 
 
 def _flat(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, tuple[str, ...]]]:

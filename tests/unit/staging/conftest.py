@@ -13,8 +13,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sparkplane.staging.server import create_app
+from sparkplane.staging.auth import UploadSecret
+from sparkplane.staging.server import create_app, start
 from sparkplane.staging.settings import StagingSettings
+
+TOKEN = "unit-test-upload-secret-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+SECRETS = (UploadSecret("tests", TOKEN),)
 
 
 @pytest.fixture
@@ -27,6 +32,7 @@ def settings(tmp_path: Path) -> StagingSettings:
         fsync=False,
         secret_hash_iterations=1000,
         cleanup_interval_seconds=3600,
+        upload_secrets=SECRETS,
     )
 
 
@@ -45,7 +51,17 @@ async def running(app: web.Application, ssl: SSLContext | None = None) -> AsyncI
         await server.close()
 
 
+@contextlib.asynccontextmanager
+async def serving(app: web.Application) -> AsyncIterator[str]:
+    """Serve a staging ``app`` as production does (``server.start``: its connection guard)."""
+    runner, port = await start(app)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
 def serve_app(
     settings: StagingSettings, **kwargs: Any
 ) -> contextlib.AbstractAsyncContextManager[str]:
-    return running(create_app(settings, **kwargs))
+    return serving(create_app(settings, **kwargs))

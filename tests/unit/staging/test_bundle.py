@@ -6,10 +6,11 @@ import io
 import os
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sparkplane.staging.bundle import pack_bundle, unpack_bundle
+from sparkplane.staging.bundle import pack_bundle, pack_bundle_measured, unpack_bundle
 from sparkplane.staging.errors import StagingError, UnsafeArchiveError
 
 
@@ -135,6 +136,55 @@ def test_size_and_member_limits(tmp_path: Path) -> None:
         unpack_bundle(_tar(_file("big", b"x" * 11)), tmp_path / "a", max_bytes=10)
     with pytest.raises(UnsafeArchiveError, match="more than 2 members"):
         unpack_bundle(_tar(_file("a"), _file("b"), _file("c")), tmp_path / "b", max_members=2)
+
+
+def test_a_small_bundle_that_unpacks_huge_is_refused_before_writing_it(tmp_path: Path) -> None:
+    """~1 MB of gzip that unpacks to 1 GiB: `--max-bytes` (the submitter's exact unpacked
+    size) refuses it from the member header, before a byte of it is written."""
+    bomb = tmp_path / "bomb.tar.gz"
+    with tarfile.open(bomb, "w:gz", compresslevel=9) as tar:
+        info = tarfile.TarInfo("zeros.bin")
+        info.size = 1024**3
+        tar.addfile(info, _Zeros(info.size))
+    assert bomb.stat().st_size < 2 * 1024 * 1024
+    dest = tmp_path / "dest"
+    with pytest.raises(UnsafeArchiveError, match="more than 1048576 B"):
+        unpack_bundle(bomb, dest, max_bytes=1024 * 1024)
+    assert not (dest / "zeros.bin").exists()
+
+
+def test_hard_links_count_toward_the_unpacked_size(tmp_path: Path) -> None:
+    members = [_file("data", b"x" * 600)]
+    for n in range(3):
+        link = tarfile.TarInfo(f"copy{n}")
+        link.type, link.linkname = tarfile.LNKTYPE, "data"
+        members.append((link, None))
+    with pytest.raises(UnsafeArchiveError, match="more than 1000 B"):
+        unpack_bundle(_tar(*members), tmp_path / "d", max_bytes=1000)
+
+
+def test_pack_measures_the_unpacked_size(tmp_path: Path) -> None:
+    (tmp_path / "a").write_bytes(b"a" * 1000)
+    (tmp_path / "b").write_bytes(b"b" * 234)
+    size, unpacked = pack_bundle_measured(
+        {"a": tmp_path / "a", "b": tmp_path / "b"}, tmp_path / "x.tgz"
+    )
+    assert unpacked == 1234 and size == (tmp_path / "x.tgz").stat().st_size
+    assert unpack_bundle(tmp_path / "x.tgz", tmp_path / "out", max_bytes=unpacked) == ["a", "b"]
+
+
+class _Zeros(io.RawIOBase):
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = min(len(buffer), self.left)
+        buffer[:n] = bytes(n)
+        self.left -= n
+        return n
 
 
 def test_not_a_tar(tmp_path: Path) -> None:

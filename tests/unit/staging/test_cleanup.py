@@ -13,6 +13,7 @@ from sparkplane.staging.cleanup import (
     Verdict,
     classify,
     decide,
+    no_owner_check,
     run_cleanup,
     sweep_orphans,
 )
@@ -71,6 +72,32 @@ def test_failing_owner_check_keeps_bundles() -> None:
         raise ConnectionError("API server down")
 
     assert decide([rec("r", 0.0, 1.0, GONE)], 1000.0, POLICY, broken) == []
+
+
+def test_unverifiable_owners_expire_at_max_age_with_one_warning_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A namespace the server may not list (Forbidden) or a server without credentials:
+    bundles are kept until ``max_age``, then deleted; each round logs one line, no traceback."""
+    policy = CleanupPolicy(unused_expiry=100.0, owner_grace=10.0, max_age=5000.0)
+
+    def forbidden(namespace: str, labels: dict[str, str]) -> bool:
+        raise PermissionError(f'pods is forbidden in "{namespace}"\nsecond line')
+
+    records = [rec("young", 4000.0, 4001.0, GONE), rec("old", 0.0, 1.0, ALIVE)]
+    with caplog.at_level("WARNING", logger="sparkplane.staging.cleanup"):
+        assert decide(records, 6000.0, policy, forbidden) == [Deletion("old", Reason.MAX_AGE)]
+    [line] = caplog.records
+    assert "owner check failed in 1 namespace(s)" in line.getMessage()
+    assert "forbidden" in line.getMessage() and "second line" not in line.getMessage()
+    assert line.exc_info is None
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="sparkplane.staging.cleanup"):
+        deleted = decide(records, 6000.0, policy, no_owner_check)
+    assert deleted == [Deletion("old", Reason.MAX_AGE)]
+    assert caplog.records == []  # no credentials is a configuration, said once at start
+    never = CleanupPolicy(unused_expiry=100.0, owner_grace=10.0, max_age=0)
+    assert decide(records, 6000.0, never, forbidden) == []
 
 
 def _stored(store: LocalDiskStore, db: MetadataDB, record: ResourceRecord) -> None:

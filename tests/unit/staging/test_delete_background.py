@@ -15,6 +15,8 @@ from sparkplane.staging.kube_owner import label_selector
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.settings import StagingSettings
 
+from .conftest import TOKEN
+
 OWNER = ResourceOwner("spark-jobs", {"spark-app-selector": "spark-1"})
 
 
@@ -26,7 +28,7 @@ def test_delete_needs_the_secret_and_removes_bytes_and_row(
     pack_bundle({"a.jar": tmp_path / "a.jar"}, bundle)
     with serve_in_background(settings) as url:
         assert url.startswith("http://127.0.0.1:")
-        res = upload_bundle(url, bundle, OWNER)
+        res = upload_bundle(url, bundle, OWNER, token=TOKEN)
         with pytest.raises(StagingClientError) as wrong:
             delete_bundle(url, res.resource_id, "not-the-secret")
         assert wrong.value.status == 403
@@ -38,7 +40,7 @@ def test_delete_needs_the_secret_and_removes_bytes_and_row(
         assert gone.value.status == 404
     # the server is stopped: nothing listens any more
     with pytest.raises(StagingClientError):
-        upload_bundle(url, bundle, OWNER)
+        upload_bundle(url, bundle, OWNER, token=TOKEN)
 
 
 def test_owner_labels_become_a_sorted_selector() -> None:

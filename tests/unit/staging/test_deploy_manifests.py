@@ -16,7 +16,7 @@ def test_committed_files_match_the_generator() -> None:
         assert (DEPLOY / name).read_text() == text, f"regenerate deploy/staging/{name}"
 
 
-def test_deployment_runs_serve_with_cluster_credentials_and_only_lists_pods() -> None:
+def test_deployment_runs_serve_with_cluster_credentials_and_minimal_rights() -> None:
     files = render_files()
     objects = list(yaml.safe_load_all(files["staging.yaml"]))
     kinds = [o["kind"] for o in objects]
@@ -25,6 +25,8 @@ def test_deployment_runs_serve_with_cluster_credentials_and_only_lists_pods() ->
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
     assert container["command"][:4] == ["sparkplane", "staging", "serve", "--in-cluster"]
+    # in a pod, the Service must reach it: all addresses (the command's default is loopback)
+    assert container["command"][4:6] == ["--host", "0.0.0.0"]
     assert pod["serviceAccountName"] == NAME
     assert deployment["spec"]["replicas"] == 1
     assert objects[2]["spec"]["ports"][0]["port"] == PORT
@@ -34,4 +36,16 @@ def test_deployment_runs_serve_with_cluster_credentials_and_only_lists_pods() ->
         if o["kind"] in ("Role", "ClusterRole")
         for rule in o["rules"]
     ]
-    assert rules == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]
+    assert rules == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+        {
+            "apiGroups": ["authentication.k8s.io"],
+            "resources": ["tokenreviews"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["subjectaccessreviews"],
+            "verbs": ["create"],
+        },
+    ]

@@ -19,7 +19,7 @@ from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import DB, STORE, create_app
 from sparkplane.staging.settings import StagingSettings
 
-from .conftest import running, serve_app, with_
+from .conftest import AUTH, TOKEN, running, serve_app, with_
 
 OWNER = ResourceOwner("spark-jobs", {"spark-app-selector": "spark-1"})
 RESOURCES = "/api/v0/resources"
@@ -42,7 +42,7 @@ async def upload_bytes(
 ) -> aiohttp.ClientResponse:
     async with (
         aiohttp.ClientSession() as s,
-        s.post(url + RESOURCES, data=data, headers=owner.to_headers()) as r,
+        s.post(url + RESOURCES, data=data, headers={**owner.to_headers(), **AUTH}) as r,
     ):
         await r.read()
         return r
@@ -64,7 +64,7 @@ def test_bundle_round_trip_with_client(settings: StagingSettings, tmp_path: Path
 
     async def scenario() -> None:
         async with serve_app(settings) as url:
-            rid, secret = await upload_bundle_async(url, bundle, OWNER)
+            rid, secret = await upload_bundle_async(url, bundle, OWNER, token=TOKEN)
             names = await fetch_async(url, rid, secret, tmp_path / "out")
             assert sorted(names) == ["jars/app.jar", "py/dep.py"]
             status, body, _ = await get(url, "0" * 32, "x")
@@ -81,12 +81,14 @@ def test_concurrent_uploads_are_isolated(settings: StagingSettings) -> None:
     payloads = [os.urandom(200_000 + i) for i in range(12)]
 
     async def scenario() -> None:
-        async with serve_app(with_(settings, chunk_bytes=64 * 1024)) as url:
+        async with serve_app(
+            with_(settings, chunk_bytes=64 * 1024, max_uploads_per_client=len(payloads))
+        ) as url:
 
             async def one(data: bytes) -> tuple[bytes, str, str]:
                 async with (
                     aiohttp.ClientSession() as s,
-                    s.post(url + RESOURCES, data=data, headers=OWNER.to_headers()) as r,
+                    s.post(url + RESOURCES, data=data, headers={**OWNER.to_headers(), **AUTH}) as r,
                 ):
                     assert r.status == 201
                     body = await r.json()
@@ -111,7 +113,7 @@ def test_interrupted_upload_leaves_nothing(settings: StagingSettings) -> None:
         async with running(app) as url:
             host, port = url.removeprefix("http://").split(":")
             _reader, writer = await asyncio.open_connection(host, int(port))
-            head = "".join(f"{k}: {v}\r\n" for k, v in OWNER.to_headers().items())
+            head = "".join(f"{k}: {v}\r\n" for k, v in {**OWNER.to_headers(), **AUTH}.items())
             writer.write(
                 f"POST {RESOURCES} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 50000000\r\n"
                 f"{head}\r\n".encode()
@@ -138,7 +140,7 @@ def test_auth_errors_and_rate_limit(settings: StagingSettings) -> None:
             assert r.status == 201
             async with (
                 aiohttp.ClientSession() as s,
-                s.post(url + RESOURCES, data=b"x", headers=OWNER.to_headers()) as r,
+                s.post(url + RESOURCES, data=b"x", headers={**OWNER.to_headers(), **AUTH}) as r,
             ):
                 body = await r.json()
             rid, secret = body["resourceId"], body["resourceSecret"]
@@ -175,10 +177,12 @@ def test_size_limit(settings: StagingSettings) -> None:
             assert r.status == 413
             async with (
                 aiohttp.ClientSession() as s,
-                s.post(url + RESOURCES, data=chunked(), headers=OWNER.to_headers()) as r,
-            ):
-                assert r.status == 413
-                assert (await r.json())["error"] == "too_large"
+                s.post(
+                    url + RESOURCES, data=chunked(), headers={**OWNER.to_headers(), **AUTH}
+                ) as r,
+            ):  # no Content-Length: refused before the body (quotas need the size)
+                assert r.status == 411
+                assert (await r.json())["error"] == "length_required"
             assert (await upload_bytes(url, b"x" * 100_000)).status == 201
 
     run(scenario())
@@ -210,7 +214,9 @@ def test_metadata_survives_restart(settings: StagingSettings) -> None:
         async with (
             serve_app(settings) as url,
             aiohttp.ClientSession() as s,
-            s.post(url + RESOURCES, data=b"persist me", headers=OWNER.to_headers()) as r,
+            s.post(
+                url + RESOURCES, data=b"persist me", headers={**OWNER.to_headers(), **AUTH}
+            ) as r,
         ):
             body = await r.json()
         async with serve_app(settings) as url:  # a new process would see the same files
@@ -236,7 +242,7 @@ def test_cleanup_loop_expires_and_follows_owners(settings: StagingSettings) -> N
     app = create_app(settings, checker, clock=lambda: now[0])
 
     async def post(s: aiohttp.ClientSession, url: str) -> tuple[str, str]:
-        async with s.post(url + RESOURCES, data=b"d", headers=OWNER.to_headers()) as r:
+        async with s.post(url + RESOURCES, data=b"d", headers={**OWNER.to_headers(), **AUTH}) as r:
             body = await r.json()
         return body["resourceId"], body["resourceSecret"]
 
@@ -266,7 +272,7 @@ def test_client_reports_server_errors(settings: StagingSettings, tmp_path: Path)
     async def scenario() -> None:
         async with serve_app(with_(settings, max_bundle_bytes=1000)) as url:
             with pytest.raises(StagingClientError) as info:
-                await upload_bundle_async(url, big, OWNER)
+                await upload_bundle_async(url, big, OWNER, token=TOKEN)
             assert (info.value.status, info.value.code) == (413, "too_large")
             with pytest.raises(StagingClientError) as info:
                 await fetch_async(url, "0" * 32, "secret", tmp_path / "out")

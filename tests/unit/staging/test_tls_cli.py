@@ -23,7 +23,7 @@ from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import create_app
 from sparkplane.staging.settings import StagingSettings
 
-from .conftest import running, serve_app, with_
+from .conftest import TOKEN, running, serve_app, with_
 
 OWNER = ResourceOwner("ns", {"app": "a"})
 
@@ -72,8 +72,10 @@ def test_tls_round_trip_and_untrusted_certificate(
         async with running(create_app(settings), ssl=settings.ssl_context()) as url:
             assert url.startswith("https://")
             with pytest.raises(StagingClientError):
-                await upload_bundle_async(url, bundle, OWNER)  # self-signed, not trusted
-            staged = await upload_bundle_async(url, bundle, OWNER, ca_file=cert)
+                await upload_bundle_async(
+                    url, bundle, OWNER, token=TOKEN
+                )  # self-signed, not trusted
+            staged = await upload_bundle_async(url, bundle, OWNER, ca_file=cert, token=TOKEN)
             result = await asyncio.to_thread(
                 CliRunner().invoke,
                 _fetch_app(),
@@ -119,7 +121,7 @@ def test_fetch_command_wrong_secret_fails_with_message(
 
     async def scenario() -> None:
         async with serve_app(settings) as url:
-            staged = await upload_bundle_async(url, bundle, OWNER)
+            staged = await upload_bundle_async(url, bundle, OWNER, token=TOKEN)
             result = await asyncio.to_thread(
                 CliRunner().invoke,
                 _fetch_app(),

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,7 +26,7 @@ from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import DB, STORE, create_app
 from sparkplane.staging.settings import StagingSettings
 
-from .conftest import running, with_
+from .conftest import AUTH, TOKEN, running, with_
 
 OWNER = ResourceOwner("spark-jobs", {"spark-app-selector": "spark-1"})
 RESOURCES = "/api/v0/resources"
@@ -45,7 +46,7 @@ def test_large_upload_is_spliced_and_round_trips(settings: StagingSettings, tmp_
 
     async def scenario() -> None:
         async with running(app) as url:
-            rid, secret = await upload_bundle_async(url, source, OWNER)
+            rid, secret = await upload_bundle_async(url, source, OWNER, token=TOKEN)
             assert stored_bytes(app, rid) == data
             assert app[DB].get(rid) is not None
             await download_bundle_async(url, rid, secret, tmp_path / "back.bin")
@@ -54,7 +55,9 @@ def test_large_upload_is_spliced_and_round_trips(settings: StagingSettings, tmp_
             async with aiohttp.ClientSession() as session:
                 for _ in range(2):
                     async with session.post(
-                        url + RESOURCES, data=data[:3_000_000], headers=OWNER.to_headers()
+                        url + RESOURCES,
+                        data=data[:3_000_000],
+                        headers={**OWNER.to_headers(), **AUTH},
                     ) as r:
                         assert r.status == 201
                         body = await r.json()
@@ -66,7 +69,8 @@ def test_large_upload_is_spliced_and_round_trips(settings: StagingSettings, tmp_
     )
 
 
-def test_chunked_upload_takes_the_streamed_path(settings: StagingSettings) -> None:
+def test_chunked_upload_is_refused_before_its_body(settings: StagingSettings) -> None:
+    """Quotas are checked against the declared size, so a body must declare it (411)."""
     parts = [os.urandom(300_000) for _ in range(7)]
     app = create_app(with_(settings, chunk_bytes=256 * 1024))
 
@@ -78,10 +82,11 @@ def test_chunked_upload_takes_the_streamed_path(settings: StagingSettings) -> No
         async with (
             running(app) as url,
             aiohttp.ClientSession() as session,
-            session.post(url + RESOURCES, data=body(), headers=OWNER.to_headers()) as r,
+            session.post(url + RESOURCES, data=body(), headers={**OWNER.to_headers(), **AUTH}) as r,
         ):
-            assert r.status == 201
-            assert stored_bytes(app, (await r.json())["resourceId"]) == b"".join(parts)
+            assert r.status == 411
+            assert "Content-Length" in (await r.json())["message"]
+            assert app[DB].all() == []
 
     asyncio.run(scenario())
 
@@ -176,7 +181,7 @@ def test_cancelling_an_upload_stops_its_thread(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with raw_server(b"", read=False) as url:
-            task = asyncio.create_task(upload_bundle_async(url, big, OWNER))
+            task = asyncio.create_task(upload_bundle_async(url, big, OWNER, token=TOKEN))
             await asyncio.sleep(0.3)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -213,3 +218,27 @@ def test_a_body_shorter_than_declared_stores_nothing(settings: StagingSettings) 
             assert app[DB].all() == []
 
     asyncio.run(scenario())
+
+
+def test_upload_waits_for_100_continue_and_skips_a_refused_body() -> None:
+    """The client sends ``Expect: 100-continue``: a refusal (401, 507...) arrives before the
+    body is sent, so a large bundle is not pushed to a server that will not take it."""
+    from sparkplane.staging.wire import await_continue
+
+    answers = {
+        b"HTTP/1.1 100 Continue\r\n\r\n": True,
+        b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n": False,
+        b"": True,  # a server that ignores Expect: send after the timeout
+    }
+    for answer, send_body in answers.items():
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            theirs.sendall(answer)
+            ours.settimeout(2)
+            assert await_continue(ours, timeout=0.2) is send_body, answer
+            if answer:  # left unread for http.client to parse
+                assert ours.recv(100, socket.MSG_PEEK) == answer
+    ours, theirs = socket.socketpair()
+    with ours:
+        theirs.close()
+        assert await_continue(ours, timeout=0.2) is False  # closed: nothing to send to

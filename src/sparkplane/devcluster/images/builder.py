@@ -22,6 +22,7 @@ import sparkplane
 from sparkplane.devcluster import versions
 from sparkplane.devcluster.images import cache, debian, oci, pause, project, spark
 from sparkplane.devcluster.images.layers import Entry, LayerBlob, write_layer
+from sparkplane.errors import DevClusterError
 
 Progress = Callable[[str], None]
 
@@ -144,7 +145,8 @@ def ensure_images(cache_dir: Path, progress: Progress = _quiet) -> list[ImageArc
 
 
 def _ensure_layer(cache_dir: Path, plan: LayerPlan, progress: Progress) -> LayerBlob:
-    directory = cache.entry_dir(cache_dir, f"layers/{plan.name}", cache.content_key(plan.recipe))
+    key = cache.content_key({**plan.recipe, "gzip": plan.gzip_level})
+    directory = cache.entry_dir(cache_dir, f"layers/{plan.name}", key)
 
     def build(temp: Path) -> None:
         started = time.monotonic()
@@ -154,13 +156,19 @@ def _ensure_layer(cache_dir: Path, plan: LayerPlan, progress: Progress) -> Layer
         cache.save_layer(temp, blob)
         progress(f"built layer {plan.name}: {_mb(blob.size)} in {time.monotonic() - started:.1f} s")
 
-    cache.ensure_dir(directory, build)
+    _guarded(f"layer {plan.name}", directory, build)
     blob = cache.load_layer(directory)
-    if blob is None:  # removed under us; build it again
-        cache.ensure_dir(directory, build)
-        blob = cache.load_layer(directory)
-    assert blob is not None, f"layer {plan.name} missing after its build"
+    if blob is None:
+        raise DevClusterError(f"layer {plan.name} is missing from {directory} after its build")
     return blob
+
+
+def _guarded(what: str, directory: Path, build: Callable[[Path], None]) -> None:
+    """Build ``directory``; a host error (disk full, permissions) names what was being built."""
+    try:
+        cache.ensure_dir(directory, build)
+    except OSError as exc:
+        raise DevClusterError(f"building {what} in {directory.parent} failed: {exc}") from exc
 
 
 def _ensure_archive(
@@ -179,7 +187,7 @@ def _ensure_archive(
         (temp / "image.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         progress(f"wrote {plan.ref}: {_mb(size)} in {time.monotonic() - started:.1f} s")
 
-    cache.ensure_dir(directory, build)
+    _guarded(f"image {plan.ref}", directory, build)
     return ImageArchive(
         plan.ref, directory / "image.tar", key, (directory / "image.tar").stat().st_size
     )

@@ -1,14 +1,14 @@
 """The shared base layer: a Debian bookworm root filesystem made by ``mmdebstrap``, built once.
 
 ``mmdebstrap --variant=apt`` installs :data:`PACKAGES` (a JRE, tini, python3, procps,
-ca-certificates, nss_wrapper for arbitrary uids) without recommends, documentation (copyright
-files kept), man pages, info pages or translations. Excluding man pages breaks the JRE's
+ca-certificates, nss_wrapper for arbitrary uids) on a merged /usr without recommends, documentation
+(copyright files kept), man pages, info pages or translations. Excluding man pages breaks the JRE's
 ``postinst`` (``update-alternatives`` wants ``/usr/share/man/man1``), so an essential hook creates
 that directory. mmdebstrap's tar is rewritten as a deterministic layer (device nodes dropped; the
-runtime supplies ``/dev``); ``/etc/passwd`` and ``/etc/group`` are kept beside it so upper
-layers can add their users. The layer's key is its recipe: the package list, options and mirrors,
-not the day it was built. Called by the builder; it needs root (or mmdebstrap's unshare mode) and
-the Debian mirror.
+runtime supplies ``/dev``); ``/etc/passwd`` and ``/etc/group`` are kept beside it so upper layers
+can add their users. The layer's key is its recipe: the package list, options and mirrors, not the
+day it was built. Called by the builder; it needs root (or mmdebstrap's unshare mode) and the
+Debian mirror.
 """
 
 from __future__ import annotations
@@ -22,7 +22,13 @@ from typing import IO
 
 from sparkplane.devcluster.hostdeps import ensure_debian_packages
 from sparkplane.devcluster.images import cache
-from sparkplane.devcluster.images.layers import Entry, LayerBlob, Opener, write_layer
+from sparkplane.devcluster.images.layers import (
+    Entry,
+    LayerBlob,
+    Opener,
+    data_file,
+    write_layer,
+)
 from sparkplane.errors import DevClusterError
 
 Progress = Callable[[str], None]
@@ -49,6 +55,16 @@ DPKG_OPTIONS = (
     "path-exclude=/usr/share/info/*",
 )
 ESSENTIAL_HOOK = 'mkdir -p "$1/usr/share/man/man1"'
+MERGED_USR_HOOKS = "/usr/share/mmdebstrap/hooks/merged-usr"
+"""mmdebstrap's own hooks: /usr merged up front and ``usr-is-merged`` installed, so apt does not
+pull ``usrmerge`` (and with it a full perl, ~50 MB) into the image."""
+HOST_FILES = {
+    "etc/hostname": b"localhost\n",
+    "etc/hosts": b"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+    "etc/resolv.conf": b"",
+}
+"""Files mmdebstrap copies from the build host, replaced by neutral ones (the runtime mounts its
+own in a pod): the layer must not carry the host's name or DNS settings."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +85,8 @@ def recipe() -> dict[str, object]:
         "mirrors": MIRRORS,
         "dpkg": DPKG_OPTIONS,
         "hook": ESSENTIAL_HOOK,
+        "hook_dir": MERGED_USR_HOOKS,
+        "host_files": {name: cache.hash_bytes(data) for name, data in HOST_FILES.items()},
     }
 
 
@@ -119,7 +137,8 @@ def ensure_base(cache_dir: Path, progress: Progress) -> BaseLayer:
 def mmdebstrap_argv(out: Path) -> list[str]:
     argv = ["mmdebstrap", "--variant=apt", "--include=" + ",".join(PACKAGES)]
     argv += ["--aptopt=APT::Install-Recommends false", *(f"--dpkgopt={o}" for o in DPKG_OPTIONS)]
-    argv += [f"--essential-hook={ESSENTIAL_HOOK}", SUITE, str(out), *MIRRORS]
+    argv += [f"--hook-dir={MERGED_USR_HOOKS}", f"--essential-hook={ESSENTIAL_HOOK}"]
+    argv += [SUITE, str(out), *MIRRORS]
     return argv
 
 
@@ -139,7 +158,7 @@ def _mmdebstrap(out: Path, log: Path) -> None:
 
 def _entries(tar: tarfile.TarFile) -> list[Entry]:
     """mmdebstrap's members as layer entries: names without ``./``, no device nodes."""
-    members = {_name(m.name): m for m in tar.getmembers() if _name(m.name)}
+    members = {_name(m.name): m for m in tar.getmembers() if _name(m.name) not in ("", *HOST_FILES)}
     linked = {_name(m.linkname) for m in members.values() if m.islnk()}
     out: list[Entry] = []
     for name, member in members.items():
@@ -154,7 +173,7 @@ def _entries(tar: tarfile.TarFile) -> list[Entry]:
             out.append(
                 Entry(name, "file", mode, uid, gid, data.size, _opener(tar, data), inode=key)
             )
-    return out
+    return out + [data_file(name, data) for name, data in HOST_FILES.items()]
 
 
 def _name(raw: str) -> str:

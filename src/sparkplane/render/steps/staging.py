@@ -19,6 +19,8 @@ driver pod. Everything is read from these Spark conf keys (all ``spark.kubernete
                                Service DNS name while the submitter uploads via an Ingress)
 ``staging.resourceId``         the uploaded bundle (set by the submitter after the upload)
 ``staging.caInSecret``         ``true``: the Secret holds ``ca.crt`` to trust (HTTPS)
+``staging.maxBytes``           the bundle's unpacked size (set by the submitter); the
+                               init-container refuses to unpack more (``--max-bytes``)
 ``initContainer.image``        image with sparkplane installed (default ``sparkplane:latest``)
 ``initContainer.pullPolicy``   default: ``spark.kubernetes.container.image.pullPolicy``
 ``localizeRemote``             ``true``: the init-container downloads http(s) dependencies
@@ -53,6 +55,7 @@ PREFIX = f"{K8S}.sparkplane"
 STAGING_RESOURCE_ID = f"{PREFIX}.staging.resourceId"
 STAGING_INTERNAL_SERVER = f"{PREFIX}.staging.internalServer"
 STAGING_CA_IN_SECRET = f"{PREFIX}.staging.caInSecret"
+STAGING_MAX_BYTES = f"{PREFIX}.staging.maxBytes"
 INIT_IMAGE = f"{PREFIX}.initContainer.image"
 INIT_PULL_POLICY = f"{PREFIX}.initContainer.pullPolicy"
 LOCALIZE_REMOTE = f"{PREFIX}.localizeRemote"
@@ -60,6 +63,8 @@ LOCALIZED_URIS = f"{PREFIX}.localize.uris"
 
 DEFAULT_INIT_IMAGE = "sparkplane:latest"
 PENDING_RESOURCE_ID = "pending-upload"
+DEFAULT_MAX_BYTES = 2 * 1024**3
+"""``--max-bytes`` when the conf names no bound (a dry run before the upload)."""
 """Shown by a dry run: the real id exists only after the upload at submit time."""
 INIT_CONTAINER = "sparkplane-fetch"
 DEPS_VOLUME = "sparkplane-deps"
@@ -99,6 +104,8 @@ class StagedDependencies:
     pull_policy: str = "IfNotPresent"
     ca_in_secret: bool = False
     dest: str = DEPS_DIR
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """The most the bundle may unpack to (its exact unpacked size, from the submitter)."""
 
     def command(self) -> list[str]:
         """The init-container's command line."""
@@ -106,6 +113,7 @@ class StagedDependencies:
         if self.server and self.resource_id:
             cmd += ["--server", self.server, "--resource-id", self.resource_id]
             cmd += ["--secret-file", f"{SECRET_MOUNT}/{SECRET_KEY}"]
+            cmd += ["--max-bytes", str(self.max_bytes)]
             if self.ca_in_secret:
                 cmd += ["--ca-file", f"{SECRET_MOUNT}/{CA_KEY}"]
         for uri in self.remote_uris:
@@ -155,7 +163,17 @@ def staged_dependencies(conf: Mapping[str, str], ids: AppIds) -> StagedDependenc
             or "IfNotPresent"
         ),
         ca_in_secret=conf.get(STAGING_CA_IN_SECRET, "").lower() == "true",
+        max_bytes=_max_bytes(conf.get(STAGING_MAX_BYTES)),
     )
+
+
+def _max_bytes(value: str | None) -> int:
+    """The conf's unpacked-size bound; absent or unreadable: the default (never unbounded)."""
+    try:
+        bound = int(value or "")
+    except ValueError:
+        return DEFAULT_MAX_BYTES
+    return bound if bound >= 0 else DEFAULT_MAX_BYTES
 
 
 def request_staging(
@@ -166,6 +184,7 @@ def request_staging(
     image: str | None = None,
     ca_in_secret: bool = False,
     internal_server: str | None = None,
+    max_bytes: int | None = None,
 ) -> SparkApp:
     """A copy of ``app`` whose sparkConf asks for staging (the submitter's options)."""
     conf = dict(app.spec.spark_conf)
@@ -175,6 +194,7 @@ def request_staging(
         (STAGING_RESOURCE_ID, resource_id),
         (INIT_IMAGE, image),
         (STAGING_CA_IN_SECRET, "true" if ca_in_secret else None),
+        (STAGING_MAX_BYTES, None if max_bytes is None else str(max_bytes)),
     ):
         if value is not None:
             conf[key] = value
