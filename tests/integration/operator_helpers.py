@@ -9,7 +9,7 @@ from typing import Any
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube
 from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
 from sparkplane.operator.states import history_states
 from tests.integration.helpers import wait_for
 
@@ -83,11 +83,18 @@ def pods(kube: Kube, namespace: str, selector: str) -> list[dict[str, Any]]:
 
 @contextmanager
 def running_operator(
-    kube: Kube, namespace: str, *, simulate: bool = True, **settings: Any
+    kube: Kube,
+    namespace: str,
+    *,
+    simulate: bool = True,
+    missing_driver_grace: float | None = None,
+    **settings: Any,
 ) -> Iterator[Operator]:
     """An operator (and the driver simulator) watching only ``namespace``."""
     options: dict[str, Any] = {"namespaces": (namespace,), "leader_election": False, "workers": 4}
     options.update(settings)
+    if missing_driver_grace is not None:
+        options["reconcile"] = ReconcileSettings(missing_driver_grace_seconds=missing_driver_grace)
     operator = Operator(kube, OperatorSettings(**options)).start()
     sim = DriverSimulator(kube, namespace).start() if simulate else None
     try:

@@ -78,7 +78,7 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 gc_namespaces=("team-a",),
                 replicas=3,
                 metrics_port=None,
-                image="docker.io/sparkplane/sparkplane:9.9.9",
+                image="ghcr.io/sparkplane/sparkplane:9.9.9",
             ),
         ),
     ],

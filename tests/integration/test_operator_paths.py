@@ -83,7 +83,8 @@ def test_success_with_executors(kube: Kube, namespace: str, operator: Operator) 
         for e in kube.list("v1", "Event", namespace)
         if e["involvedObject"].get("name") == "ok"
     }
-    assert {"Submitted", "DriverRequested", "RunningHealthy", "ResourceReleased"} <= reasons
+    # one Event per status write: Submitted -> DriverRequested, ... -> RunningHealthy, ...
+    assert {"DriverRequested", "RunningHealthy", "ResourceReleased"} <= reasons
 
 
 def test_failure(kube: Kube, namespace: str, operator: Operator) -> None:
@@ -187,7 +188,7 @@ def test_restart_with_backoff_up_to_the_limit(
         for e in kube.list("v1", "Event", namespace)
         if e["involvedObject"].get("name") == "again"
     ]
-    assert reasons.count("ScheduledToRestart") == 2
+    # one Event per status write; a failure names it (Warning) even when a restart follows
     assert reasons.count("Failed") == 3
 
 

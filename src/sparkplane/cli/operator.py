@@ -118,6 +118,27 @@ def run(
     lease_namespace: Annotated[
         str, typer.Option("--lease-namespace", help="Namespace of the leader-election Lease.")
     ] = "default",
+    lease_name: Annotated[
+        str, typer.Option("--lease-name", help="Lease name: one per shard.")
+    ] = "sparkplane-operator-lock",
+    lease_seconds: Annotated[
+        float,
+        typer.Option(
+            "--lease-seconds", min=3.0, help="Lease duration (renew deadline: 2/3 of it)."
+        ),
+    ] = 15.0,
+    sweep_seconds: Annotated[
+        float,
+        typer.Option(
+            "--sweep-seconds", min=1.0, help="How often leftovers of finished attempts are deleted."
+        ),
+    ] = 60.0,
+    selector: Annotated[
+        str,
+        typer.Option(
+            "-l", "--selector", help="Only SparkApplications/SparkClusters with these labels."
+        ),
+    ] = "",
     name: Annotated[
         str, typer.Option("--name", help="Operator name (value of the spark.operator/name label).")
     ] = DEFAULT_OPERATOR_NAME,
@@ -149,6 +170,11 @@ def run(
         metrics_port=metrics_port,
         leader_election=leader_elect,
         lease_namespace=lease_namespace,
+        lease_name=lease_name,
+        lease_seconds=lease_seconds,
+        renew_seconds=min(2.0, lease_seconds / 4),
+        label_selector=selector,
+        sweep_seconds=sweep_seconds,
         identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
         pod_template_dir=pod_template_dir,

@@ -34,6 +34,7 @@ import logging
 import queue
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import yaml
@@ -216,6 +217,7 @@ class DriverSimulator:
             threading.Thread(target=self._loop, daemon=True, name=f"sim-{i}")
             for i in range(workers)
         ]
+        self._requests = ThreadPoolExecutor(max(workers, 1) * 4, thread_name_prefix="sim-req")
         self.created = 0
         self.deleted = 0
 
@@ -233,6 +235,7 @@ class DriverSimulator:
             self._queue.put(None)
         for thread in self._workers:
             thread.join(timeout=5)
+        self._requests.shutdown(wait=False)
 
     def _loop(self) -> None:
         while (item := self._queue.get()) is not None:
@@ -280,12 +283,16 @@ class DriverSimulator:
             cm = self.kube.get_or_none("v1", "ConfigMap", name, meta["namespace"])
             text = ((cm or {}).get("data") or {}).get("podspec-configmap-key")
             template = yaml.safe_load(text) if text else None
-        for executor in plan_executors(pod, props, template):
-            try:
-                self.kube.create(executor)
-                self.created += 1
-            except AlreadyExistsError:
-                pass
+        # A driver asks for its executors in one batch (spark.kubernetes.allocation.batch.size
+        # is 10): create them side by side, not one round trip after another.
+        list(self._requests.map(self._create_executor, plan_executors(pod, props, template)))
+
+    def _create_executor(self, executor: Obj) -> None:
+        try:
+            self.kube.create(executor)
+            self.created += 1
+        except AlreadyExistsError:
+            pass
 
     def _cleanup(self, driver: Obj) -> None:
         meta = driver["metadata"]

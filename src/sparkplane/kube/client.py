@@ -46,6 +46,9 @@ class Kube:
         self.api = api
         self.timeout = timeout
         self.discovery = Discovery(lambda path: self.raw("GET", path))
+        #: Called with (method, path) right before a write leaves (the operator's lease fence);
+        #: it raises to stop the request. As late as the gateway can check.
+        self.before_write: Callable[[str, str], None] | None = None
 
     # -- low level ------------------------------------------------------------------------
     def request(
@@ -72,6 +75,8 @@ class Kube:
             body=body,
             auth_settings=["BearerToken"],
         )
+        if self.before_write is not None and method != "GET":
+            self.before_write(method, path)
         try:
             resp = self.api.call_api(
                 method_, url, hdrs, data, post, _request_timeout=timeout or self.timeout

@@ -3,12 +3,14 @@
 Owns the I/O half of each action: creating an attempt's objects (AlreadyExists counts as done, so
 a reconcile repeated after a crash never makes a second driver, but a driver pod of that name that
 belongs to another attempt is waited for, never adopted), deleting objects (NotFound counts as
-done), deleting the custom resource behind a uid precondition, and the Kubernetes Events that
-record each transition (posted from a small thread pool so a slow Event never slows a reconcile).
+done; pods behind a uid precondition, so only the pod that was observed is deleted), deleting the
+custom resource behind a uid precondition, and the Kubernetes Events that record the transitions
+(one Event per status write, folding the transitions it made; posted from a small thread pool
+so a slow Event never slows a reconcile).
 
 Errors are sorted in two: :class:`CreateRejected` (the API refused the objects: invalid, forbidden,
 over quota; the reconciler turns it into ``SchedulingFailure``) and everything else, which the
-runner retries with backoff. Called by the runner only.
+runner retries with backoff. Called by the runner's loop only; the gateway it is given is fenced.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -110,6 +113,8 @@ def _check_same_attempt(kube: Kube, obj: Mapping[str, Any], action: CreateResour
 
 
 def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) -> None:
+    uids = dict(action.uids)
+
     def one(ref: tuple[str, str, str]) -> None:
         api_version, kind, name = ref
         try:
@@ -119,9 +124,12 @@ def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) ->
                 name,
                 action.namespace,
                 grace_period_seconds=action.grace_period_seconds if kind == "Pod" else None,
+                uid=uids.get(name) if kind == "Pod" else None,
             )
         except NotFoundError:
             pass
+        except ConflictError:  # uid precondition: a newer object of that name, not ours to delete
+            log.info("not deleting %s %s/%s: it was replaced", kind, action.namespace, name)
 
     archive_refs(kube, action.namespace, action.refs, "released by the operator")  # logs first
     _each(pool, one, list(action.refs))
@@ -163,6 +171,22 @@ def event_for(
     }
 
 
+def fold(transitions: Sequence[Transition]) -> Transition | None:
+    """The transitions of one status write as ONE Event: its reason is the first warning state
+    (a failure stays visible as a Warning), else the last state; its message walks the path."""
+    if not transitions:
+        return None
+    if len(transitions) == 1:
+        return transitions[0]
+    warning = next((t for t in transitions if t.warning), None)
+    chosen = warning or transitions[-1]
+    path = " -> ".join(str(t.dst) for t in transitions)
+    details = "; ".join(t.message for t in transitions if t.message and t.message != "created")
+    return replace(
+        chosen, src=transitions[0].src, message=f"{path}: {details}" if details else path
+    )
+
+
 class EventRecorder:
     """Posts Events from background threads; drops (and logs) them when the queue is full."""
 
@@ -180,6 +204,12 @@ class EventRecorder:
         for thread in self._threads:
             thread.start()
         return self
+
+    def record_all(self, obj: Mapping[str, Any], transitions: Sequence[Transition]) -> None:
+        """One Event for the transitions of one status write (see :func:`fold`)."""
+        folded = fold(transitions)
+        if folded is not None:
+            self.record(obj, folded)
 
     def record(self, obj: Mapping[str, Any], transition: Transition) -> None:
         try:

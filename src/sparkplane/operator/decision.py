@@ -45,11 +45,14 @@ class DeleteResources:
     """Delete ``refs`` (apiVersion, kind, name) in ``namespace``; NotFound is success.
 
     ``grace_period_seconds`` 0 forces the deletion (after forceTerminationGracePeriodMillis).
+    ``uids``: (name, uid) of objects as observed; their deletes carry a uid precondition, so a
+    replica deciding from a stale cache can never delete a newer object of the same name.
     """
 
     namespace: str
     refs: tuple[tuple[str, str, str], ...]
     grace_period_seconds: int | None = None
+    uids: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

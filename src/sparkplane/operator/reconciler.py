@@ -105,6 +105,10 @@ class _Pass:
     def driver(self) -> DriverView:
         return driver_view(self.observed, self.app_id)
 
+    def seen_driver(self) -> bool:
+        """Was this attempt's driver ever seen (alive or as a tombstone)?"""
+        return self.driver().pod is not None
+
     def built(self) -> AttemptResources | ValidationError:
         if self.attempt not in self._built:
             try:
@@ -127,6 +131,13 @@ class _Pass:
             ("v1", "Service", f"{prefix}-driver-svc"),
             ("v1", "ConfigMap", f"{prefix}-spark-drv-conf-map"),
         )
+
+    def release(self, grace_period_seconds: int | None = None) -> DeleteResources:
+        """Delete this attempt's objects; the driver pod only if it is the one observed."""
+        driver = self.driver()
+        meta = (driver.pod or {}).get("metadata") or {}
+        uids = ((str(meta["name"]), str(meta["uid"])),) if driver.exists and meta.get("uid") else ()
+        return DeleteResources(self.namespace, self.refs(), grace_period_seconds, uids)
 
     # -- deciding -------------------------------------------------------------------------
     def go(self, dst: A, message: str, *, driver: DriverView | None = None) -> None:
@@ -231,6 +242,15 @@ def _driver_vanished(p: _Pass, state: A, driver: DriverView) -> bool:
     built = p.built()
     if isinstance(built, AttemptResources):
         name = built.driver_name
+    if p.observed.driver_absent and state == A.DRIVER_REQUESTED and not p.seen_driver():
+        # Committed, then never created (a crash or a lost lease between the status write and
+        # the creates): create it now. Deterministic names make a concurrent create collide.
+        built = p.built()
+        if isinstance(built, AttemptResources):
+            p.actions.append(CreateResources(p.namespace, built.objects, built.app_id))
+            p.creating = True
+            p.requeue_in(p.settings.missing_driver_grace_seconds)
+            return False
     if p.observed.driver_absent:
         p.go(A.FAILED, f"Driver pod {name} not found")
         return True
@@ -315,10 +335,10 @@ def _stop(p: _Pass, state: A) -> bool:
     timeouts = p.tol.application_timeout_config
     if not driver.finished:
         force = p.since() * 1000 >= timeouts.force_termination_grace_period_millis
-        p.actions.append(DeleteResources(p.namespace, p.refs(), 0 if force else None))
+        p.actions.append(p.release(0 if force else None))
         p.requeue_in(timeouts.termination_requeue_period_millis / 1000)
         return False
-    p.actions.append(DeleteResources(p.namespace, p.refs()))
+    p.actions.append(p.release())
     if restart:
         p.status = st.restart_status(
             status, p.now, f"Restarting after {state}", trim_history=p.settings.trim_history
@@ -411,14 +431,22 @@ def _terminated(p: _Pass, state: A) -> None:
             )
             return
         p.requeue_in(remaining)
+    if state != A.TERMINATED_WITHOUT_RELEASE_RESOURCES:
+        driver = p.driver()
+        releasing = any(isinstance(a, DeleteResources) for a in p.actions)
+        deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
+        if driver.exists and not deleting and not releasing:
+            # released, yet the driver is still there (a crash between commit and delete)
+            p.actions.append(p.release())
+        return
     retain = p.tol.effective_retain_duration_millis()
-    if state != A.TERMINATED_WITHOUT_RELEASE_RESOURCES or retain < 0:
+    if retain < 0:
         return
     remaining = retain / 1000 - p.since()
     if remaining > 0:
         p.requeue_in(remaining)
     elif p.driver().exists:
-        p.actions.append(DeleteResources(p.namespace, p.refs()))
+        p.actions.append(p.release())
 
 
 def _name(driver: DriverView) -> str:

@@ -1,18 +1,18 @@
-"""The operator process: informers in, a work queue, worker threads, actions and status out.
+"""The operator process: informers in, one work queue, workers running the generic loop.
 
-Owns the thin I/O shell around the pure reconcilers. Informers cache SparkApplications,
-SparkClusters, and the pods and StatefulSets labelled ``spark.operator/name=<operator>`` in the
-watched namespaces (one, a list, or all). Every change enqueues the owning resource's key; the
-queue de-duplicates keys, never hands one key to two workers, and backs off exponentially per key
-after errors. A worker reads the freshest copy of the resource (the cache, or the object its own
-last status write returned, whichever is newer), gathers the observed pods, calls ``decide``,
-runs the actions (idempotent; the independent requests of one action in parallel on a small
-pool), then writes ``.status`` through the status subresource with the
-resourceVersion it decided from: a 409 Conflict means someone else wrote in between, so it reads
-again and decides again. Transitions become Events and metrics after the write succeeded.
+Owns the plumbing around the kind adapters (:mod:`~sparkplane.operator.app_adapter`,
+:mod:`~sparkplane.operator.cluster_io`, :mod:`~sparkplane.operator.scheduled_io`): an
+informer per custom-resource kind and per watched namespace (one, a list, or all; optionally
+narrowed by a label selector, so several operator instances can split the work into shards), the
+adapters' secondary informers (pods,
+StatefulSets), the queue (de-duplicated keys, never one key on two workers, per-key backoff),
+the worker threads, leader election and the fenced gateway every write goes through, the
+newest-copy cache of our own status writes, Events and metrics, and the sweeper's schedule.
+What one reconcile does, and in which order it writes, is :mod:`sparkplane.operator.loop`.
 
-With leader election on, workers only run while this replica holds the Lease; caches stay warm
-so a new leader starts at once. Called by ``sparkplane operator run`` and the tests.
+With leader election on, workers only take keys while this replica holds the Lease, and every
+write checks the lease again right before it is sent; caches stay warm so a new leader starts
+at once. Called by ``sparkplane operator run``, the benchmarks and the tests.
 """
 
 from __future__ import annotations
@@ -22,34 +22,30 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sparkplane.errors import ConflictError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
-from sparkplane.operator import actions, cluster_io, scheduled_io
-from sparkplane.operator.decision import Decision, DeleteCustomResource
-from sparkplane.operator.driver import template_files
+from sparkplane.operator import actions, loop, scheduled_io, sweep
+from sparkplane.operator.app_adapter import AppAdapter
+from sparkplane.operator.cluster_io import ClusterAdapter
+from sparkplane.operator.decision import Decision, Transition
+from sparkplane.operator.fencing import FencedKube
 from sparkplane.operator.leader import LeaderElector
 from sparkplane.operator.metrics import OperatorMetrics
-from sparkplane.operator.naming import APP_NAME_LABEL, OPERATOR_NAME_LABEL
-from sparkplane.operator.observe import Observed
 from sparkplane.operator.podtemplates import TemplateDirLoader
-from sparkplane.operator.reconciler import decide
+from sparkplane.operator.scheduled_io import ScheduleAdapter
 from sparkplane.operator.settings import OperatorSettings
 from sparkplane.operator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
-GROUP_VERSION = "spark.apache.org/v1"
-APP, CLUSTER, SCHEDULED = "SparkApplication", "SparkCluster", "ScheduledSparkApplication"
-Key = tuple[str, str, str]  # (kind, namespace, name)
+Key = loop.Key
 Obj = dict[str, Any]
-_TOMBSTONE_SECONDS = 600.0
-_CONFLICT_RETRIES = 5
+Hook = Callable[[Key, Decision], None]
+__all__ = ["Key", "Operator"]
 
 
 def _rv(obj: Obj | None) -> int:
@@ -60,7 +56,7 @@ def _rv(obj: Obj | None) -> int:
 
 
 class Operator:
-    """Reconciles SparkApplications (and SparkClusters) until :meth:`stop`."""
+    """Reconciles SparkApplications and SparkClusters until :meth:`stop`."""
 
     def __init__(
         self,
@@ -69,70 +65,71 @@ class Operator:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         template_loader: Callable[[str], Obj | None] | None = None,
-        after_actions: Callable[[Key, Decision], None] | None = None,
+        after_commit: Hook | None = None,
+        after_actions: Hook | None = None,
     ) -> None:
-        self.kube = kube
         self.settings = settings or OperatorSettings()
         self.clock = clock
-        # podTemplateFile: only from the configured directory (operator.podtemplates)
-        self.template_loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
-        self.after_actions = after_actions  # test hook: runs between actions and status write
+        self.after_commit, self.after_actions = after_commit, after_actions  # test hooks
         self.identity = self.settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.name = self.settings.reconcile.operator_name
+        self.elector: LeaderElector | None = None
+        self.reader = kube
+        self.kube: Kube = FencedKube(kube, self.may_write)
         self.queue: WorkQueue[Key] = WorkQueue(
             base_delay=self.settings.base_retry_seconds, max_delay=self.settings.max_retry_seconds
         )
         self.metrics = OperatorMetrics()
         self.events = actions.EventRecorder(
-            kube, self.name, self.identity, workers=self.settings.event_workers
+            self.kube, self.name, self.identity, workers=self.settings.event_workers
         )
-        namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
-        selector = f"{OPERATOR_NAME_LABEL}={self.name}"
-        self.apps = [Informer(kube, GROUP_VERSION, APP, namespace=ns) for ns in namespaces]
-        self.pods = [
-            Informer(kube, "v1", "Pod", namespace=ns, label_selector=selector) for ns in namespaces
-        ]
-        self.clusters: list[Informer] = []
-        self.statefulsets: list[Informer] = []
+        # podTemplateFile: only from the configured directory (operator.podtemplates)
+        loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
+        self.app_adapter = AppAdapter(kube, self.settings.reconcile, clock, loader)
+        self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
         if self.settings.reconcile_clusters:
-            self.clusters = [
-                Informer(kube, GROUP_VERSION, CLUSTER, namespace=ns) for ns in namespaces
+            self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock)
+        if self.settings.reconcile_schedules and scheduled_io.served(kube):
+            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock)
+        self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
+        selector = self.settings.label_selector or None
+        self.resources: dict[str, list[Informer]] = {
+            kind: [
+                Informer(kube, a.api_version, kind, namespace=ns, label_selector=selector)
+                for ns in self.namespaces
             ]
-            self.statefulsets = [
-                Informer(kube, "apps/v1", "StatefulSet", namespace=ns, label_selector=selector)
-                for ns in namespaces
-            ]
-        self.schedules: list[Informer] = []
-        if self.settings.reconcile_schedules:
-            self.schedules = scheduled_io.informers(kube, namespaces)
+            for kind, a in self.adapters.items()
+        }
+        self.secondary: list[tuple[Informer, loop.Watch]] = [
+            (
+                Informer(
+                    kube, w.api_version, w.kind, namespace=ns, label_selector=w.label_selector
+                ),
+                w,
+            )
+            for a in self.adapters.values()
+            for w in a.watches()
+            for ns in self.namespaces
+        ]
         self.requests = ThreadPoolExecutor(
             max(self.settings.workers, 1) * 2, thread_name_prefix="requests"
         )
         self._lock = threading.Lock()
-        self._pods: dict[tuple[str, str], dict[str, Obj]] = {}
-        self._tombstones: dict[tuple[str, str], dict[str, tuple[float, Obj]]] = {}
-        self._driver_app: dict[tuple[str, str], str] = {}
         self._written: dict[Key, Obj] = {}
         self._stopping = threading.Event()
         self._leading = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.elector: LeaderElector | None = None
-        self.metrics.watch_states("applications", lambda: self._cached(self.apps))
-        self.metrics.watch_states("clusters", lambda: self._cached(self.clusters))
+        self.metrics.watch_states("applications", lambda: self.cached("SparkApplication"))
+        self.metrics.watch_states("clusters", lambda: self.cached("SparkCluster"))
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self, *, wait_synced: float = 30.0) -> Operator:
-        for informer in self.apps:
-            informer.add_handler(self._on_custom_resource(APP))
-        for informer in self.clusters:
-            informer.add_handler(self._on_custom_resource(CLUSTER))
-        for informer in self.schedules:
-            informer.add_handler(self._on_custom_resource(SCHEDULED))
-        for informer in self.pods:
-            informer.add_handler(self._on_pod)
-        for informer in self.statefulsets:
-            informer.add_handler(self._on_statefulset)
-        everything = [*self.pods, *self.statefulsets, *self.apps, *self.clusters, *self.schedules]
+        for kind, informers in self.resources.items():
+            for informer in informers:
+                informer.add_handler(self._on_custom_resource(kind))
+        for informer, watch in self.secondary:
+            informer.add_handler(self._on_secondary(watch))
+        everything = self._informers()
         for informer in everything:
             informer.start()
         for informer in everything:
@@ -145,7 +142,7 @@ class Operator:
         self._spawn(self._resync, "resync")
         if self.settings.leader_election:
             self.elector = LeaderElector(
-                self.kube,
+                self.reader,
                 name=self.settings.lease_name,
                 namespace=self.settings.lease_namespace,
                 identity=self.identity,
@@ -157,6 +154,10 @@ class Operator:
             self._on_leadership(True)
         return self
 
+    def _informers(self) -> list[Informer]:
+        primary = [i for informers in self.resources.values() for i in informers]
+        return [*(i for i, _ in self.secondary), *primary]
+
     def stop(self) -> None:
         self._stopping.set()
         self.queue.shutdown()
@@ -164,13 +165,7 @@ class Operator:
             self.elector.stop()
         for thread in self._threads:
             thread.join(timeout=10)
-        for informer in [
-            *self.apps,
-            *self.clusters,
-            *self.pods,
-            *self.statefulsets,
-            *self.schedules,
-        ]:
+        for informer in self._informers():
             informer.stop()
         self.events.stop()
         self.requests.shutdown(wait=False)
@@ -191,6 +186,12 @@ class Operator:
     def is_leader(self) -> bool:
         return self._leading.is_set()
 
+    def may_write(self) -> bool:
+        """The fence: without leader election always; with it, only while the lease is held."""
+        if self.elector is None:
+            return not self.settings.leader_election
+        return self._leading.is_set() and self.elector.holds()
+
     def _spawn(self, target: Callable[[], None], name: str) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
         thread.start()
@@ -200,21 +201,17 @@ class Operator:
         if leading:
             self._leading.set()
             self._enqueue_all()
+            self._spawn(self._sweep, "sweep-on-lead")
         else:
             self._leading.clear()
 
     # -- cache → queue --------------------------------------------------------------------
-    @staticmethod
-    def _cached(informers: list[Informer]) -> list[Obj]:
-        return [obj for informer in informers for obj in informer.list()]
+    def cached(self, kind: str) -> list[Obj]:
+        return [obj for informer in self.resources.get(kind, []) for obj in informer.list()]
 
     def _enqueue_all(self) -> None:
-        for kind, informers in (
-            (APP, self.apps),
-            (CLUSTER, self.clusters),
-            (SCHEDULED, self.schedules),
-        ):
-            for obj in self._cached(informers):
+        for kind in self.resources:
+            for obj in self.cached(kind):
                 meta = obj["metadata"]
                 self.queue.add((kind, meta["namespace"], meta["name"]))
 
@@ -222,14 +219,10 @@ class Operator:
         def handler(event: str, obj: Obj) -> None:
             meta = obj.get("metadata") or {}
             key = (kind, str(meta.get("namespace")), str(meta.get("name")))
-            owner = scheduled_io.schedule_of(obj) if kind == APP and self.schedules else None
-            if owner is not None:  # a run changed: its schedule may trim its history
-                self.queue.add((SCHEDULED, str(meta.get("namespace")), owner))
-            if event == "DELETED":
-                with self._lock:
-                    self._written.pop(key, None)
-                return
             with self._lock:
+                if event == "DELETED":
+                    self._written.pop(key, None)
+                    return
                 mine = self._written.get(key)
             if mine is not None and _rv(mine) == _rv(obj):
                 return  # our own status write coming back: nothing new to decide
@@ -237,68 +230,30 @@ class Operator:
 
         return handler
 
-    def _app_of_pod(self, pod: Obj) -> str | None:
-        meta = pod.get("metadata") or {}
-        owners = meta.get("ownerReferences") or []
-        for ref in owners:
-            if ref.get("kind") == APP:
-                return str(ref["name"])
-        for ref in owners:
-            if ref.get("kind") == "Pod":
-                with self._lock:
-                    found = self._driver_app.get((meta.get("namespace", ""), ref.get("name")))
-                if found:
-                    return found
-        label = (meta.get("labels") or {}).get(APP_NAME_LABEL)
-        return str(label) if label else None
+    def _on_secondary(self, watch: loop.Watch) -> Callable[[str, Obj], None]:
+        def handler(event: str, obj: Obj) -> None:
+            keys: Iterable[Key] = watch.on_event(event, obj)
+            for key in keys:
+                if key[0] in self.resources:
+                    self.queue.add(key)
 
-    def _on_pod(self, event: str, pod: Obj) -> None:
-        meta = pod.get("metadata") or {}
-        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
-        app = self._app_of_pod(pod)
-        if app is None:
-            return
-        key = (namespace, app)
-        driver = (meta.get("labels") or {}).get("spark-role") == "driver"
-        with self._lock:
-            bucket = self._pods.setdefault(key, {})
-            graves = self._tombstones.setdefault(key, {})
-            if event == "DELETED":
-                bucket.pop(name, None)
-                if driver:
-                    graves[name] = (time.monotonic(), pod)
-                    self._driver_app.pop((namespace, name), None)
-            else:
-                bucket[name] = pod
-                graves.pop(name, None)
-                if driver:
-                    self._driver_app[(namespace, name)] = app
-            if not bucket:
-                self._pods.pop(key, None)
-            if not graves:
-                self._tombstones.pop(key, None)
-        self.queue.add((APP, namespace, app))
-
-    def _on_statefulset(self, event: str, obj: Obj) -> None:
-        meta = obj.get("metadata") or {}
-        for ref in meta.get("ownerReferences") or []:
-            if ref.get("kind") == CLUSTER:
-                self.queue.add((CLUSTER, str(meta.get("namespace")), str(ref["name"])))
+        return handler
 
     def _resync(self) -> None:
-        last = time.monotonic()
+        last = last_sweep = time.monotonic()
         while not self._stopping.wait(min(self.settings.resync_seconds, 30.0)):
             now = time.monotonic()
-            with self._lock:
-                for key in list(self._tombstones):
-                    graves = self._tombstones[key]
-                    for name in [n for n, (t, _) in graves.items() if now - t > _TOMBSTONE_SECONDS]:
-                        graves.pop(name)
-                    if not graves:
-                        self._tombstones.pop(key)
+            for adapter in self.adapters.values():
+                adapter.resync()
             if now - last >= self.settings.resync_seconds and self.is_leader:
                 last = now
                 self._enqueue_all()
+            if now - last_sweep >= self.settings.sweep_seconds and self.is_leader:
+                last_sweep = now
+                self._sweep()
+
+    def _sweep(self) -> None:
+        sweep.run_round(self, self.settings.sweep_min_age_seconds)
 
     # -- workers --------------------------------------------------------------------------
     def _work(self) -> None:
@@ -324,16 +279,12 @@ class Operator:
 
     def reconcile(self, key: Key) -> float | None:
         """Reconcile one resource now; returns the requeue delay (None: wait for changes)."""
-        if key[0] == CLUSTER:
-            return cluster_io.reconcile(self, key)
-        if key[0] == SCHEDULED:
-            return scheduled_io.reconcile(self, key)
-        return self._reconcile_app(key)
+        return loop.reconcile(self, self.adapters[key[0]], key)
 
     def current(self, key: Key) -> Obj | None:
         """The newest known copy: the cache's, or the one our last status write returned."""
         kind, namespace, name = key
-        informers = {APP: self.apps, CLUSTER: self.clusters, SCHEDULED: self.schedules}[kind]
+        informers = self.resources.get(kind, [])
         cached = next((i.get(namespace, name) for i in informers if i.get(namespace, name)), None)
         with self._lock:
             mine = self._written.get(key)
@@ -348,64 +299,9 @@ class Operator:
         with self._lock:
             self._written[key] = written
 
-    def observe(self, cr: Obj) -> Observed:
-        meta = cr["metadata"]
-        key = (str(meta["namespace"]), str(meta["name"]))
-        with self._lock:
-            pods = tuple(self._pods.get(key, {}).values())
-            graves = tuple(p for _, p in self._tombstones.get(key, {}).values())
-        templates: dict[str, Obj] = {}
-        for role, path in template_files(cr).items():
-            loaded = self.template_loader(path)
-            if loaded is not None:
-                templates[role] = loaded
-        return Observed(pods=pods, tombstones=graves, templates=templates)
-
-    def _reconcile_app(self, key: Key) -> float | None:
-        cr = self.current(key)
-        if cr is None or (cr.get("metadata") or {}).get("deletionTimestamp"):
-            return None
-        _, namespace, name = key
-        for _ in range(_CONFLICT_RETRIES):
-            observed = self.observe(cr)
-            decision = decide(cr, observed, self.clock(), self.settings.reconcile)
-            if decision.check_driver:
-                pod = self.kube.get_or_none("v1", "Pod", decision.check_driver, namespace)
-                pods = (*observed.pods, pod) if pod else observed.pods
-                observed = replace(observed, pods=pods, driver_absent=pod is None)
-                decision = decide(cr, observed, self.clock(), self.settings.reconcile)
-            try:
-                actions.run(self.kube, _before_status(decision), self.requests)
-            except actions.CreateRejected as exc:
-                observed = replace(observed, create_error=str(exc))
-                decision = decide(cr, observed, self.clock(), self.settings.reconcile)
-                actions.run(self.kube, _before_status(decision), self.requests)
-            if self.after_actions is not None:
-                self.after_actions(key, decision)
-            if decision.status is not None:
-                try:
-                    written = self.kube.replace(
-                        {**cr, "status": decision.status}, subresource="status"
-                    )
-                except ConflictError:
-                    cr = self.kube.get(GROUP_VERSION, APP, name, namespace)
-                    continue
-                except NotFoundError:
-                    return None
-                written.setdefault("apiVersion", cr.get("apiVersion"))
-                written.setdefault("kind", APP)
-                self.remember(key, written)
-                for transition in decision.transitions:
-                    self.metrics.observe(transition)
-                    self.events.record(written, transition)
-            actions.run(self.kube, _after_status(decision))
-            return decision.requeue_after
-        raise ConflictError(f"{APP} {namespace}/{name}: status kept changing under the operator")
-
-
-def _before_status(decision: Decision) -> tuple[Any, ...]:
-    return tuple(a for a in decision.actions if not isinstance(a, DeleteCustomResource))
-
-
-def _after_status(decision: Decision) -> tuple[Any, ...]:
-    return tuple(a for a in decision.actions if isinstance(a, DeleteCustomResource))
+    def publish(self, written: Obj, transitions: Iterable[Transition]) -> None:
+        """Metrics for each committed transition; one Event for all of them."""
+        transitions = tuple(transitions)
+        for transition in transitions:
+            self.metrics.observe(transition)
+        self.events.record_all(written, transitions)

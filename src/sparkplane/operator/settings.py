@@ -36,7 +36,7 @@ class OperatorSettings:
     ``workers``: reconcile threads (default 8). ``event_workers``: threads posting Kubernetes
     Events (default 2). ``leader_election``: hold a coordination.k8s.io Lease before reconciling
     (default True); ``lease_name``/``lease_namespace`` name it (default
-    ``sparkplane-operator-lock`` in ``default``); ``lease_seconds`` (15), ``renew_seconds`` (5).
+    ``sparkplane-operator-lock`` in ``default``); ``lease_seconds`` (15), ``renew_seconds`` (2).
     ``identity``: this replica's holder identity (default: hostname + random suffix).
     ``metrics_port``: Prometheus endpoint port (None = no endpoint; default None).
     ``base_retry_seconds``/``max_retry_seconds``: per-key exponential requeue after errors
@@ -45,6 +45,10 @@ class OperatorSettings:
     ``reconcile_schedules``: also run ScheduledSparkApplications (default True).
     ``pod_template_dir``: the only directory ``spark.kubernetes.*.podTemplateFile`` may name
     (None = the operator reads no template files; default None, see operator.podtemplates).
+    ``label_selector``: only custom resources matching it (a shard; default: all).
+    ``sweep_seconds``: how often the leader deletes leftovers of finished attempts (default 60;
+    also when it takes the lease); ``sweep_min_age_seconds``: younger objects are left (10).
+    ``lease_seconds`` must exceed the renew deadline (2/3 of it), itself above ``renew_seconds``.
     """
 
     namespaces: tuple[str, ...] = ()
@@ -54,7 +58,7 @@ class OperatorSettings:
     lease_name: str = "sparkplane-operator-lock"
     lease_namespace: str = "default"
     lease_seconds: float = 15.0
-    renew_seconds: float = 5.0
+    renew_seconds: float = 2.0
     identity: str = ""
     metrics_port: int | None = None
     base_retry_seconds: float = 0.05
@@ -63,4 +67,7 @@ class OperatorSettings:
     reconcile_clusters: bool = True
     reconcile_schedules: bool = True
     pod_template_dir: str | None = None
+    label_selector: str = ""
+    sweep_seconds: float = 60.0
+    sweep_min_age_seconds: float = 10.0
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)

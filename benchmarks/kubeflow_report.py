@@ -1,0 +1,134 @@
+"""The figures of one Kubeflow-shape run, from what :class:`BenchRun` observed.
+
+``build`` turns the per-app timings, the two API-server scrapes and the CPU readings into a
+plain dict (JSON-able); ``render`` prints it as the lines docs/benchmarks.md quotes.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from benchmarks import procstats
+
+if TYPE_CHECKING:
+    from benchmarks.kubeflow_run import BenchRun
+
+
+_CONFIG_KEYS = ("apps", "rate", "namespaces", "executors", "run_for", "instances", "workers")
+
+
+def build(bench: BenchRun) -> dict[str, Any]:
+    from benchmarks.kubeflow_run import etcd_url, summary
+
+    cfg = bench.config
+    with bench.lock:
+        times = list(bench.apps.values())
+    n = len(times)
+    released = sorted(t.released - bench.t0 for t in times if t.released is not None)
+    driver_lag = [t.driver_seen - t.submitted for t in times if t.driver_seen is not None]
+    status_lag = [
+        t.status_started - t.driver_running
+        for t in times
+        if t.status_started is not None and t.driver_running is not None
+    ] + [
+        t.status_done - t.driver_done
+        for t in times
+        if t.status_done is not None and t.driver_done is not None
+    ]
+    status_lag = [max(v, 0.0) for v in status_lag]
+    scheduling = [
+        t.driver_bound - t.driver_seen
+        for t in times
+        if t.driver_bound is not None and t.driver_seen is not None
+    ]
+    starting = [
+        t.driver_running - t.driver_bound
+        for t in times
+        if t.driver_running is not None and t.driver_bound is not None
+    ]
+    releasing = [
+        t.released - t.driver_done
+        for t in times
+        if t.released is not None and t.driver_done is not None
+    ]
+    not_succeeded = [t for t in times if t.released is None or "Succeeded" not in t.history]
+    short = [t for t in times if t.released is not None and len(t.executors) < cfg.executors]
+    overall = n / released[-1] * 60 if len(released) == n and released else float("nan")
+    steady = float("nan")
+    if len(released) >= 10:
+        lo, hi = released[len(released) // 10], released[len(released) * 9 // 10]
+        steady = (len(released) * 8 // 10) / (hi - lo) * 60 if hi > lo else float("nan")
+    (b0, c0, _), (b1, c1, g1) = bench.api0, bench.api1
+    cpu = {name: bench.cpu1.get(name, 0.0) - bench.cpu0.get(name, 0.0) for name in bench.cpu1}
+    operators = [k for k in cpu if k.startswith("operator-")]
+    memory = {name: procstats.memory_mib(pid)[1] for name, pid in bench._pids().items()}
+    control = sum(cpu.get(c, 0.0) for c in procstats.COMPONENTS)
+    return {
+        "config": {k: getattr(cfg, k) for k in _CONFIG_KEYS},
+        "submitted_in_s": bench.submitted_in,
+        "create_p50_s": summary(bench.create_seconds)["p50"],
+        "elapsed_s": bench.elapsed,
+        "released": len(released),
+        "apps_per_min_end_to_end": overall,
+        "apps_per_min_steady": steady,
+        "driver_lag_s": summary(driver_lag),
+        "drivers_within_60s": sum(1 for v in driver_lag if v <= 60) / max(n, 1),
+        "status_lag_s": summary(status_lag),
+        "driver_created_to_bound_s": summary(scheduling),
+        "driver_bound_to_running_s": summary(starting),
+        "driver_done_to_released_s": summary(releasing),
+        "apiserver_latency_s": {
+            "p50": procstats.quantile(b0, b1, 0.50),
+            "p99": procstats.quantile(b0, b1, 0.99),
+        },
+        "apiserver_requests": c1 - c0,
+        "apiserver_requests_per_app": (c1 - c0) / max(n, 1),
+        "cpu_s": cpu,
+        "cpu_ms_per_app": {
+            "operator": 1000 * sum(cpu[k] for k in operators) / max(n, 1),
+            "simulator": 1000 * cpu.get("simulator", 0.0) / max(n, 1),
+            "control_plane": 1000 * control / max(n, 1),
+        },
+        "peak_rss_mib": memory,
+        "etcd_db_bytes": procstats.etcd_db_bytes(etcd_url(cfg.kubeconfig))
+        or g1.get("storage_bytes"),
+        "failures": {
+            "create_errors": bench.create_errors,
+            "not_succeeded": len(not_succeeded),
+            "missing_executors": len(short),
+        },
+        "load_average": os.getloadavg()[0],
+    }
+
+
+def _lag(d: dict[str, float]) -> str:
+    return f"p50 {d['p50']:.2f}s p95 {d['p95']:.2f}s p99 {d['p99']:.2f}s max {d['max']:.2f}s"
+
+
+def render(r: dict[str, Any]) -> str:
+    lat = r["apiserver_latency_s"]
+    per_app = r["cpu_ms_per_app"]
+    etcd = r["etcd_db_bytes"]
+    lines = [
+        f"config {r['config']}",
+        f"submitted in {r['submitted_in_s']:.1f}s (create p50 {r['create_p50_s'] * 1000:.0f} ms);"
+        f" {r['released']} released after {r['elapsed_s']:.1f}s",
+        f"apps/min end to end {r['apps_per_min_end_to_end']:.0f};"
+        f" steady {r['apps_per_min_steady']:.0f}",
+        f"submission -> driver pod: {_lag(r['driver_lag_s'])};"
+        f" within 60 s: {r['drivers_within_60s'] * 100:.1f}%",
+        f"driver phase -> app status: {_lag(r['status_lag_s'])}",
+        f"driver created -> bound (scheduler): {_lag(r['driver_created_to_bound_s'])}",
+        f"driver bound -> Running (KWOK): {_lag(r['driver_bound_to_running_s'])}",
+        f"driver ended -> app released: {_lag(r['driver_done_to_released_s'])}",
+        f"API server: p50 {lat['p50'] * 1000:.1f} ms, p99 {lat['p99'] * 1000:.1f} ms;"
+        f" {r['apiserver_requests']:.0f} requests ({r['apiserver_requests_per_app']:.1f}/app)",
+        "CPU-s: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["cpu_s"].items())),
+        f"CPU ms/app: operator {per_app['operator']:.1f}, simulator {per_app['simulator']:.1f},"
+        f" control plane {per_app['control_plane']:.1f}",
+        "peak RSS MiB: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(r["peak_rss_mib"].items())),
+        f"etcd db: {etcd / 2**20:.1f} MiB" if etcd else "etcd db: unknown",
+        f"failures: {r['failures']}; load average {r['load_average']:.1f}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""Benchmark helpers: CPU and memory of processes from /proc, Prometheus text from endpoints.
+
+Used by ``operator_kubeflow.py``: CPU-seconds and peak RSS of the operator, the driver
+simulator and each control-plane component (found by the state directory in their command
+line), and quantiles of the API server's request-latency histogram between two scrapes.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from sparkplane.kube import Kube
+
+_TICK = os.sysconf("SC_CLK_TCK")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+_LONG_RUNNING = {"WATCH", "WATCHLIST", "CONNECT"}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of ``pid`` (and its reaped children), 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(f) for f in fields[11:15]) / _TICK
+
+
+def memory_mib(pid: int) -> tuple[float, float]:
+    """(current RSS, peak RSS) in MiB."""
+    values = {"VmRSS": 0.0, "VmHWM": 0.0}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in values:
+                values[key] = int(rest.split()[0]) / 1024
+    except OSError:
+        pass
+    return values["VmRSS"], values["VmHWM"]
+
+
+def control_plane_pids(state_dir: Path) -> dict[str, int]:
+    """Component name → pid, for processes whose command line mentions ``state_dir``."""
+    found: dict[str, int] = {}
+    marker = str(state_dir.resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = b" ".join(argv).decode(errors="replace")
+        if marker not in text or not argv[0]:
+            continue
+        binary = Path(argv[0].decode(errors="replace")).name
+        if binary in COMPONENTS:
+            found[binary] = int(entry.name)
+    return found
+
+
+Histogram = dict[float, float]  # upper bound -> cumulative count
+
+
+def apiserver_scrape(kube: Kube) -> tuple[Histogram, float, dict[str, float]]:
+    """The API server's request-duration histogram (long-running verbs excluded), its total
+    request count, and gauges of interest (storage size)."""
+    response = kube.request("GET", "/metrics", stream=True, timeout=60)
+    text = response.data.decode()
+    buckets: Histogram = defaultdict(float)
+    total = 0.0
+    gauges: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name == "apiserver_request_duration_seconds":
+            for sample in family.samples:
+                if sample.labels.get("verb", "").upper() in _LONG_RUNNING:
+                    continue
+                if sample.name.endswith("_bucket"):
+                    buckets[float(sample.labels["le"])] += sample.value
+                elif sample.name.endswith("_count"):
+                    total += sample.value
+        elif family.name in (
+            "apiserver_storage_size_bytes",
+            "apiserver_storage_db_total_size_in_bytes",
+        ):
+            gauges["storage_bytes"] = max(s.value for s in family.samples) if family.samples else 0
+    return dict(buckets), total, gauges
+
+
+def etcd_db_bytes(url: str) -> float | None:
+    """``etcd_mvcc_db_total_size_in_bytes`` from etcd's /metrics, None if unreachable."""
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    for family in text_string_to_metric_families(text):
+        if family.name == "etcd_mvcc_db_total_size_in_bytes":
+            return float(family.samples[0].value)
+    return None
+
+
+def quantile(before: Histogram, after: Histogram, q: float) -> float:
+    """Quantile ``q`` of the observations between two scrapes of one histogram (linear
+    interpolation inside the bucket, as Prometheus' histogram_quantile)."""
+    bounds = sorted(after)
+    counts = [after[b] - before.get(b, 0.0) for b in bounds]
+    if not counts or counts[-1] <= 0:
+        return float("nan")
+    rank = q * counts[-1]
+    lower, below = 0.0, 0.0
+    for bound, count in zip(bounds, counts, strict=True):
+        if count >= rank:
+            if bound == float("inf"):
+                return lower
+            span = count - below
+            return lower + (bound - lower) * ((rank - below) / span if span else 1.0)
+        lower, below = bound, count
+    return lower
