@@ -182,9 +182,7 @@ def test_restart_with_backoff_up_to_the_limit(
     assert previous_states[0] == "ScheduledToRestart"  # attempt 1 began with the restart
     assert previous_states[-1] == "Failed"
     # released: the driver's delete was issued; the pod goes once its deletion completes
-    wait_for(
-        lambda: not pods(kube, namespace, "spark-role=driver"), timeout=30, what="driver gone"
-    )
+    wait_for(lambda: not pods(kube, namespace, "spark-role=driver"), timeout=30, what="driver gone")
     operator.events.flush()
     reasons = [
         e["reason"]
