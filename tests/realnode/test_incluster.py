@@ -78,6 +78,8 @@ def operator_in_cluster(kube: Kube) -> Iterator[str]:
         if a.startswith("--namespace=")
     ]
     _drop_namespace(kube, "spark-operator")
+    # the chart-rendered manifests do not create their namespace (helm --create-namespace)
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "spark-operator"}})
     _fresh_namespace(kube, watched)
     for path in sorted((DEPLOY / "crds").glob("*.yaml")):
         apply_objects(kube, _docs(path))

@@ -62,7 +62,8 @@ def read_yaml_document(path: PathLike, what: str = "manifest") -> dict[str, Any]
 def with_namespace(app: SparkApp, namespace: str | None, *, explicit: bool) -> SparkApp:
     """``app`` in ``namespace``: an explicit namespace that differs from the spec's is an
     error (as kubectl refuses it); a default namespace only fills in a missing one."""
-    current = app.metadata.namespace
+    # spark-submit's way to name it: `--conf spark.kubernetes.namespace=NS`
+    current = app.metadata.namespace or app.spec.spark_conf.get("spark.kubernetes.namespace")
     if current and namespace and current != namespace:
         if explicit:
             raise _problem(
