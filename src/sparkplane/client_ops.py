@@ -62,11 +62,12 @@ class AppOperations:
         *,
         timeout: float | None = None,
         on_change: Callable[[App], None] | None = None,
+        namespace: str | None = None,
     ) -> App:
         """Block until the app's state satisfies ``until`` (default: finished)."""
         from sparkplane.usecases import waiting
 
-        name, ns = self._ref(app, None)
+        name, ns = self._ref(app, namespace)
         waiting.condition(until)  # an unknown condition fails before anything is watched
         tracker = self.tracker(ns)
         unsubscribe = (

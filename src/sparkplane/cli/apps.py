@@ -187,7 +187,7 @@ def wait_for_app(
             st = app.state
             status.update(f"{name}: {st.phase}{f' ({st.reason})' if st.reason else ''}")
 
-        app = sp.wait(name, until, timeout=timeout, on_change=show)
+        app = sp.wait(name, until, timeout=timeout, on_change=show, namespace=namespace)
     st = app.state
     note(
         f"{name}: {st.phase}{f' ({st.reason})' if st.reason else ''}"
