@@ -20,7 +20,10 @@ import pytest
 from sparkplane.devcluster import DevCluster, DevClusterSettings
 from sparkplane.devcluster.cluster import default_cache_dir
 from sparkplane.kube import Kube, connect
+from tests.integration.conftest import priority_classes  # the same PriorityClass pair
 from tests.integration.helpers import delete_namespace, wait_for
+
+__all__ = ["priority_classes"]
 
 SERVICE_ACCOUNT = "spark"
 PORT_BASE = int(os.environ.get("SPARKPLANE_REAL_TEST_PORT_BASE", "17463"))

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for
@@ -27,29 +23,11 @@ from tests.realnode.sparkapps import (
 from tests.realnode.test_spark import PI_LINE, _python_app
 
 
-@pytest.fixture
-def priorities(kube: Kube) -> Iterator[tuple[str, str]]:
-    suffix = uuid.uuid4().hex[:6]
-    names = (f"real-low-{suffix}", f"real-high-{suffix}")
-    for name, value in zip(names, (100, 100000), strict=True):
-        kube.create(
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            }
-        )
-    yield names
-    for name in names:
-        kube.delete("scheduling.k8s.io/v1", "PriorityClass", name)
-
-
 def test_higher_priority_app_preempts_a_running_one(
-    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, priorities: tuple[str, str]
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, priority_classes: tuple[str, str]
 ) -> None:
     """Each driver asks for 1.5 of the node's 2 CPUs: the second can only run by preempting."""
-    low, high = priorities
+    low, high = priority_classes
     sleeper = (
         "import time\n"
         "from pyspark.sql import SparkSession\n"

@@ -201,6 +201,21 @@ def check_ownable(kube: Kube, dependents: list[Obj], namespace: str) -> None:
         raise ValidationError(problems, subject="application objects")
 
 
+def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> bool:
+    """Create a custom resource; True if the same submission (same submission-id label)
+    already made it. Any other AlreadyExists is raised: a name taken by something else."""
+    meta = cr["metadata"]
+    try:
+        kube.create(cr, namespace)
+        return False
+    except AlreadyExistsError:
+        current = kube.get(cr["apiVersion"], cr["kind"], meta["name"], namespace)
+        wanted = meta.get("labels", {}).get(SUBMISSION_LABEL)
+        if not wanted or current["metadata"].get("labels", {}).get(SUBMISSION_LABEL) != wanted:
+            raise
+        return True
+
+
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
     """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
     opts = opts or SubmitOptions()
@@ -213,15 +228,7 @@ def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None
     if opts.submission_id:
         meta.setdefault("labels", {})[SUBMISSION_LABEL] = label_value(opts.submission_id)
     meta.setdefault("labels", {})[MANAGED_BY] = "sparkplane"
-    try:
-        kube.create(cr, namespace)
-        existing = False
-    except AlreadyExistsError:
-        current = kube.get(cr["apiVersion"], cr["kind"], meta["name"], namespace)
-        wanted = meta.get("labels", {}).get(SUBMISSION_LABEL)
-        if not wanted or current["metadata"].get("labels", {}).get(SUBMISSION_LABEL) != wanted:
-            raise
-        existing = True
+    existing = create_resource_once(kube, cr, namespace)
     return Submitted(
         name=meta["name"],
         namespace=namespace,

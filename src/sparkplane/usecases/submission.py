@@ -14,7 +14,6 @@ from typing import Any
 
 from sparkplane.errors import (
     AdmissionDeniedError,
-    AlreadyExistsError,
     ForbiddenError,
     KubeError,
     NotFoundError,
@@ -24,11 +23,12 @@ from sparkplane.errors import (
     ValidationError,
 )
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.apps import KINDS, MANAGED_BY, SUBMISSION_LABEL, Mode
+from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode
 from sparkplane.lifecycle.apps import submission_label as label_value
 from sparkplane.lifecycle.submit import (
     SubmitOptions,
     Submitted,
+    create_resource_once,
     render_native,
     submit_native,
     submit_objects,
@@ -144,16 +144,7 @@ def submit_kubeflow(kube: Kube, app: SparkApp, opts: SubmitOptions) -> Submitted
     cr = _labelled(render_kubeflow_cr(app), opts)
     meta = cr["metadata"]
     namespace = meta.setdefault("namespace", "default")
-    kind = KINDS[Mode.KUBEFLOW]
-    existing = False
-    try:
-        kube.create(cr, namespace)
-    except AlreadyExistsError:
-        current = kube.get(kind.api_version, kind.kind, meta["name"], namespace)
-        wanted = meta["labels"].get(SUBMISSION_LABEL)
-        if not wanted or current["metadata"].get("labels", {}).get(SUBMISSION_LABEL) != wanted:
-            raise
-        existing = True
+    existing = create_resource_once(kube, cr, namespace)
     return Submitted(
         name=meta["name"],
         namespace=namespace,
