@@ -38,6 +38,7 @@ unit: $(STAMP)
 integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
 	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
+	$(BIN)/python -m sparkplane.devcluster.helmbin
 	$(BIN)/python -m pytest -q tests/integration
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc).

@@ -1,221 +1,299 @@
-"""The sparkplane demo: the main job on the embedded local cluster (`make demo`).
+"""The sparkplane demo (`make demo`): real Spark on the dev cluster's real node.
 
-1. brings the dev cluster up (the first run builds it from Go modules; later runs reuse the cache)
-   and shows its simulated nodes;
-2. submits the examples natively: SparkPi (JVM) and Python pi as specs, and the seed article's
-   template directory (the user's own manifests with ${VAR} values);
-3. submits an app whose code and data are local files: a resource staging server runs here, the
-   files are uploaded, and the pods' init-container fetches them (played here: KWOK runs no
-   containers);
-4. installs the operator's CRDs, runs the sparkplane operator (and the dev cluster's Spark driver
-   simulator, which creates executor pods as a real driver would) and submits SparkPi in operator
-   mode, beside the native ones;
-5. follows them all to completion in one live table (one shared watch cache, not a poll per app);
-6. shows a driver log, the events of one app, the operator's state history, and the owned objects
-   the garbage collector removes when an app is killed.
-KWOK plays the kubelet: containers do not run, pods move through their phases as annotated.
+1. `dev-cluster up --real-node` (the demo's cluster: default state dir, ports from 16443): the
+   control plane, the KWOK fake nodes (tainted) and one real node (kubelet, containerd, runc);
+2. SparkPi natively on the JVM and in Python: the real "Pi is roughly ...", the executors the
+   real driver creates (owned by the driver pod), the real Spark UI through `sparkplane ui`;
+3. an app whose code and data are local files (examples/local-deps): a staging server on the
+   node's host address, and the init-container's own log of the download;
+4. SparkPi in operator mode, the operator running IN the cluster from deploy/ (sparkplane image);
+5. a kill, after which the garbage collector leaves nothing.
+Where the host cannot run a real node (host.preflight), it says why and runs the simulated demo
+(examples/demo_simulated.py).
 """
 
 from __future__ import annotations
 
-import base64
 import os
+import re
 import secrets
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import yaml
 from rich.console import Console
-from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
-from sparkplane import AppPhase, Mode, SparkPlane
-from sparkplane.devcluster import DevCluster
-from sparkplane.devcluster.simulator import DriverSimulator
+from sparkplane import Mode, SparkPlane
+from sparkplane.devcluster import DevCluster, DevClusterSettings
+from sparkplane.devcluster.node import host
+from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.kill import remaining_objects
 from sparkplane.lifecycle.staging import TOKEN_ENV
-from sparkplane.lifecycle.submit import submit_objects
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.install import apply_objects, install_crds
+from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
-from sparkplane.staging.client import fetch
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
-from sparkplane.templates import load_app, parse_env
 
 console = Console()
 NAMESPACE = "sparkplane-demo"
 EXAMPLES = Path(__file__).parent
+DEPLOY = EXAMPLES.parent / "deploy"
 
 
-def ensure_namespace(kube: Kube) -> None:
+def say(text: str) -> None:
+    console.print(f"\n[bold]$ {text}[/bold]")
+
+
+def data(text: str, indent: str = "  ") -> None:
+    console.print(indent + text, markup=False, highlight=False)
+
+
+def table(*columns: str, rows: list[list[str]]) -> None:
+    out = Table(*columns, box=None, pad_edge=False, header_style="bold")
+    for row in rows:
+        out.add_row(*(Text(cell) for cell in row))
+    console.print(out)
+
+
+def show_nodes(kube: Kube) -> None:
+    rows = []
+    for node in kube.list("v1", "Node"):
+        taints = ",".join(t["key"] for t in node["spec"].get("taints", [])) or "-"
+        runtime = node["status"]["nodeInfo"]["containerRuntimeVersion"]
+        cap = node["status"]["allocatable"]
+        rows.append([node["metadata"]["name"], runtime, cap["cpu"], taints])
+    table("NODE", "RUNTIME", "CPU", "TAINTS", rows=rows)
+
+
+def prepare(kube: Kube) -> None:
+    """The demo namespace; its default service account holds the driver role (executors)."""
     if kube.get_or_none("v1", "Namespace", NAMESPACE) is None:
         kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     while kube.get_or_none("v1", "ServiceAccount", "default", NAMESPACE) is None:
         time.sleep(0.2)
+    apply_objects(kube, bodies(render("driver", NAMESPACE, service_account="default")))
 
 
-def show_nodes(kube: Kube) -> None:
-    table = Table("node", "cpu", "memory", "pods", title="simulated nodes (KWOK)")
-    for node in kube.list("v1", "Node"):
-        cap = node["status"]["allocatable"]
-        table.add_row(node["metadata"]["name"], cap["cpu"], cap["memory"], cap["pods"])
-    console.print(table)
+def owner(obj: dict[str, Any]) -> str:
+    ref = obj["metadata"]["ownerReferences"][0]
+    return f"{ref['kind']}/{ref['name']}"
 
 
-def state_table(sp: SparkPlane, names: list[str]) -> Table:
-    table = Table(
-        "app", "mode", "state", "reason", "operator state", "executors", title="applications (live)"
+def show_executors(kube: Kube, apps: int, timeout: float = 120) -> None:
+    """The executor pods the real drivers created (one per app here), owned by their driver."""
+    deadline = time.monotonic() + timeout
+    found: list[dict[str, Any]] = []
+    while len(found) < apps and time.monotonic() < deadline:
+        time.sleep(1)
+        found = [
+            p
+            for p in kube.list("v1", "Pod", NAMESPACE, label_selector="spark-role=executor")
+            if p["metadata"].get("ownerReferences")
+        ]
+    rows = [[p["metadata"]["name"], owner(p), p["spec"].get("nodeName") or "-"] for p in found]
+    table("EXECUTOR POD", "OWNER", "NODE", rows=rows)
+
+
+def pi_line(sp: SparkPlane, name: str) -> str:
+    lines = [line for line in sp.logs(name) if "Pi is roughly" in line]
+    return lines[-1] if lines else "(no 'Pi is roughly' line in the driver log)"
+
+
+def spark_ui(kubeconfig: Path, name: str, timeout: float = 90) -> None:
+    """`sparkplane ui NAME` (a port-forward to the driver); fetch the jobs page."""
+    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+    cmd = [sys.executable, "-m", "sparkplane.cli", "ui", name, "-n", NAMESPACE, "--port", "0"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
     )
-    for app in sp.tracker(NAMESPACE).apps(NAMESPACE):
-        if app.name in names:
-            color = {AppPhase.SUCCEEDED: "green", AppPhase.FAILED: "red"}.get(
-                app.state.phase, "yellow"
-            )
-            ex = app.state.executors
-            table.add_row(
-                app.name,
-                app.mode.value,
-                f"[{color}]{app.state.phase}[/{color}]",
-                str(app.state.reason or ""),
-                app.state.raw_state,
-                str(sum(ex.values())) if ex else "-",
-            )
-    return table
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        data(f"sparkplane ui {name} -> {url}")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/jobs/", timeout=5) as resp:
+                    page = resp.read().decode()
+            except OSError:
+                time.sleep(1)
+                continue
+            jobs = re.findall(r'href="[^"]*jobs/job/\?id=\d+"[^>]*>\s*([^<]+?)\s*<', page)
+            if jobs:
+                title = re.search(r"<title>(.*?)</title>", page, re.S)
+                data(f"title: {title.group(1).strip() if title else '?'}")
+                for section in re.findall(r"((?:Active|Completed) Jobs \(\d+\))", page):
+                    data(section)
+                data(f"job: {jobs[0]}")
+                return
+            time.sleep(1)
+        data("(the app ended before its UI showed a job)")
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
-def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path) -> str:
-    """Local code and data through the staging server; we play the init-container."""
-    upload_secret = secrets.token_urlsafe(32)
+def local_deps(kube: Kube, sp: SparkPlane, plan: NodePlan) -> str:
+    """examples/local-deps through a staging server the real node's pods can reach."""
+    work = Path(tempfile.mkdtemp(prefix="sparkplane-demo-"))
+    upload = secrets.token_urlsafe(32)
     settings = StagingSettings(
-        host="127.0.0.1",
+        host=plan.host_ip,  # the one host address pods reach
         port=0,
-        storage_dir=workdir / "bundles",
-        db_path=workdir / "meta.sqlite3",
+        storage_dir=work / "bundles",
+        db_path=work / "meta.sqlite3",
         fsync=False,
-        upload_secrets=(UploadSecret("demo", upload_secret),),
+        upload_secrets=(UploadSecret("demo", upload),),
     )
-    # the dev cluster's admin uses a client certificate (no token to forward): the upload
-    # secret authorises the upload instead
-    os.environ[TOKEN_ENV] = upload_secret
+    os.environ[TOKEN_ENV] = upload  # the admin's client certificate is no token: the secret is
     with serve_in_background(settings, pod_owner_checker(kube)) as url:
-        console.print(f"staging server at {url}")
-        result = sp.submit(
-            EXAMPLES / "local-deps" / "app.yaml",
-            staging_server=url,
-            staging_base_dir=EXAMPLES / "local-deps",
-        )
-        pod = kube.get("v1", "Pod", result.driver_pod or "", NAMESPACE)
-        cmd = pod["spec"]["initContainers"][0]["command"]
-        console.print(
-            f"submitted [bold]{result.name}[/bold] with local files; its "
-            f"init-container runs: {' '.join(cmd)}"
-        )
-        secret_name = next(
-            v["secret"]["secretName"] for v in pod["spec"]["volumes"] if "secret" in v
-        )
-        secret = kube.get("v1", "Secret", secret_name, NAMESPACE)["data"]["secret"]
-        files = fetch(
-            url,
-            cmd[cmd.index("--resource-id") + 1],
-            base64.b64decode(secret).decode(),
-            workdir / "volume",
-        )
-        console.print(f"  (KWOK runs no containers: fetched for it) {', '.join(files)}")
+        say(f"sparkplane submit -f examples/local-deps/app.yaml --staging-server {url}")
+        doc = yaml.safe_load((EXAMPLES / "local-deps" / "app.yaml").read_text())
+        doc["metadata"]["namespace"] = NAMESPACE
+        result = sp.submit(doc, staging_server=url, staging_base_dir=EXAMPLES / "local-deps")
+        data(f"submitted {result.name}: {', '.join(result.objects)}")
+        app = sp.wait(result.name, timeout=300)
+        data(f"{app.name}: {app.state.phase}")
+    driver = result.driver_pod or ""
+    say(f"kubectl logs {driver} -c sparkplane-fetch   # the init-container, before the driver")
+    for line in kube.logs(driver, NAMESPACE, container="sparkplane-fetch"):
+        data(line)
+    say(f"sparkplane logs {result.name}   # word count of the uploaded words.txt")
+    for line in sp.logs(result.name):
+        if re.match(r"^\w+\s+\d+$", line):
+            data(line)
     return result.name
 
 
-def main() -> int:
-    kubeconfig = DevCluster().up(progress=lambda m: console.print(f"[dim]• {m}[/dim]"))
-    console.print(f"[bold]dev cluster up[/bold]: export KUBECONFIG={kubeconfig}")
-    kube = Kube(connect(kubeconfig=kubeconfig))
-    show_nodes(kube)
-    ensure_namespace(kube)
-    console.print(
-        "installing the SparkApplication/SparkCluster CRDs; starting the operator "
-        "and the driver simulator"
-    )
+def operator_mode(kube: Kube, sp: SparkPlane) -> str:
+    """The operator from deploy/ (CRDs + RBAC + Deployment in the sparkplane image)."""
+    say("kubectl apply -f deploy/crds -f deploy/operator/cluster-wide.yaml")
     install_crds(kube)
-    operator = Operator(
-        kube, OperatorSettings(namespaces=(NAMESPACE,), leader_election=False)
-    ).start()
-    simulator = DriverSimulator(kube, NAMESPACE).start()
-    sp = SparkPlane(kube, NAMESPACE)
-    sp.tracker(NAMESPACE)  # one shared cache for every app below
+    docs = yaml.safe_load_all((DEPLOY / "operator" / "cluster-wide.yaml").read_text())
+    for done in apply_objects(kube, [d for d in docs if d]):
+        data(done)
+    ready = []
+    deadline = time.monotonic() + 120
+    while not ready and time.monotonic() < deadline:
+        ready = [
+            p
+            for p in kube.list("v1", "Pod", "spark-operator")
+            if p["status"].get("phase") == "Running"
+        ]
+        time.sleep(1)
+    table(
+        "OPERATOR POD",
+        "IMAGE",
+        "NODE",
+        rows=[
+            [p["metadata"]["name"], p["spec"]["containers"][0]["image"], p["spec"]["nodeName"]]
+            for p in ready
+        ],
+    )
+    doc = yaml.safe_load((EXAMPLES / "spark-pi.yaml").read_text())
+    doc["metadata"].update(name=f"spark-pi-op-{int(time.time())}", namespace=NAMESPACE)
+    say("sparkplane submit -f examples/spark-pi.yaml --mode operator")
+    operated = sp.submit(doc, mode=Mode.APACHE)
+    sp.wait(operated.name, "running", timeout=180)
+    said: list[str] = []
+    follow = threading.Thread(  # the driver's log while it lives (released when done)
+        target=lambda: said.extend(sp.logs(operated.name, follow=True)), daemon=True
+    )
+    follow.start()
+    app = sp.wait(operated.name, timeout=300)
+    follow.join(30)
+    data(next((line for line in said if "Pi is roughly" in line), "(no Pi line captured)"))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = sp.get(operated.name).owner.get("status", {})
+        if status.get("currentState", {}).get("currentStateSummary") == "ResourceReleased":
+            break
+        time.sleep(1)
+    history = status.get("stateTransitionHistory", {})
+    data(
+        f"{app.name}: "
+        + " -> ".join(history[k]["currentStateSummary"] for k in sorted(history, key=int))
+    )
+    return operated.name
 
+
+def main() -> int:
+    problems = host.preflight()
+    if problems:
+        console.print(
+            "This host cannot run a real node (" + "; ".join(problems) + "): running the "
+            "SIMULATED demo on KWOK fake nodes instead (no Spark runs).",
+            markup=False,
+        )
+        from demo_simulated import main as simulated
+
+        return simulated()
+    # the demo's cluster: the default state dir (or $SPARKPLANE_STATE_DIR), ports from 16443
+    port_base = int(os.environ.get("SPARKPLANE_PORT_BASE", "16443"))
+    settings = DevClusterSettings(port_base=port_base, real_node=True, start_timeout=300.0)
+    say("sparkplane dev-cluster up --real-node")
+    kubeconfig = DevCluster(settings).up(progress=lambda m: data(f"• {m}"))
+    data(f"export KUBECONFIG={kubeconfig}")
+    kube = Kube(connect(kubeconfig=kubeconfig))
+    say("kubectl get nodes   # KWOK fake nodes are tainted: Spark lands on the real node")
+    show_nodes(kube)
+    prepare(kube)
+    sp = SparkPlane(kube, NAMESPACE)
+
+    say("sparkplane submit -f examples/spark-pi.yaml; sparkplane submit -f examples/python-pi.yaml")
     names = []
     for spec in ("spark-pi.yaml", "python-pi.yaml"):
-        result = sp.submit(EXAMPLES / spec)
-        console.print(f"submitted [bold]{result.name}[/bold] natively: {', '.join(result.objects)}")
+        doc = yaml.safe_load((EXAMPLES / spec).read_text())
+        doc["metadata"]["namespace"] = NAMESPACE
+        result = sp.submit(doc)
+        data(f"submitted {result.name}: {', '.join(result.objects)}")
         names.append(result.name)
-    values = parse_env((EXAMPLES / "template" / "values.env").read_text())
-    values.update(NAMESPACE=NAMESPACE, NAME_SUFFIX=str(int(time.time())), RUN_FOR="4s")
-    template = load_app(EXAMPLES / "template", values)
-    result = submit_objects(kube, template.driver, template.dependents)
-    console.print(
-        f"submitted [bold]{result.name}[/bold] from the template directory: "
-        f"{', '.join(result.objects)}"
-    )
-    names.append(result.name)
-    names.append(submit_local_deps(kube, sp, Path(tempfile.mkdtemp(prefix="sparkplane-demo-"))))
-    spec = yaml.safe_load((EXAMPLES / "spark-pi.yaml").read_text())
-    spec["metadata"]["name"] = f"spark-pi-op-{int(time.time())}"
-    operated = sp.submit(spec, mode=Mode.APACHE)
-    console.print(
-        f"submitted [bold]{operated.name}[/bold] in operator mode (a SparkApplication "
-        "the sparkplane operator reconciles)"
-    )
-    names.append(operated.name)
+    say("kubectl get pods -l spark-role=executor   # created by the real Spark driver")
+    show_executors(kube, len(names))
+    say(f"sparkplane ui {names[1]}   # the real Spark UI, through a port-forward")
+    sp.wait(names[1], "running", timeout=180)
+    spark_ui(kubeconfig, names[1])
+    for name in names:
+        app = sp.wait(name, timeout=300)
+        say(f"sparkplane logs {name} | grep Pi")
+        data(f"{pi_line(sp, name)}    ({app.state.phase})")
 
-    with Live(state_table(sp, names), console=console, refresh_per_second=4) as live:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            live.update(state_table(sp, names))
-            apps = [a for a in sp.tracker(NAMESPACE).apps(NAMESPACE) if a.name in names]
-            if len(apps) == len(names) and all(a.state.finished for a in apps):
-                break
-            time.sleep(0.25)
-        live.update(state_table(sp, names))
-    finished = [sp.get(n) for n in names]
+    plan = NodePlan(settings.port_base, DevCluster(settings).state_dir)
+    names.append(local_deps(kube, sp, plan))
+    names.append(operator_mode(kube, sp))
 
-    console.print(f"\n[bold]log of {names[0]}[/bold] (simulated driver output):")
-    for line in sp.logs(names[0], tail=3):
-        console.print(f"  {line}", markup=False)
-    console.print(f"\n[bold]events of {names[0]}[/bold]:")
-    for event in sp.events(names[0])[-4:]:
-        console.print(f"  {event.get('reason')}: {event.get('message')}", markup=False)
-
-    history = sp.get(operated.name).owner.get("status", {}).get("stateTransitionHistory", {})
-    states = [history[k]["currentStateSummary"] for k in sorted(history, key=int)]
-    console.print(
-        f"\n[bold]operator state history of {operated.name}[/bold]: " + " -> ".join(states)
-    )
-
-    app = finished[0]
+    app = sp.get(names[0])
     uid = app.owner["metadata"]["uid"]
-    owned = remaining_objects(kube, NAMESPACE, {uid})
-    console.print(f"\n[bold]kill {app.name}[/bold]: it owns {', '.join(owned)}")
+    say(f"sparkplane kill {app.name} --wait")
+    data(f"{app.name} owns: {', '.join(remaining_objects(kube, NAMESPACE, {uid}))}")
     sp.kill(app, wait=True)
-    console.print(
-        "  the garbage collector removed every owned object "
-        f"(left: {remaining_objects(kube, NAMESPACE, {uid}) or 'nothing'})"
+    left = remaining_objects(kube, NAMESPACE, {uid})
+    data(f"left after the garbage collector: {', '.join(left) or 'nothing'}")
+    say(f"sparkplane get apps -n {NAMESPACE}")
+    table(
+        "NAME",
+        "MODE",
+        "STATE",
+        rows=[[a.name, a.mode.value, str(a.state.phase)] for a in sp.list() if a.name in names],
     )
-    ok = all(a.state.phase is AppPhase.SUCCEEDED for a in finished)
     console.print(
-        f"\n[{'green' if ok else 'red'}]demo finished[/]: "
-        f"{sum(a.state.phase is AppPhase.SUCCEEDED for a in finished)}/{len(finished)} "
-        "apps succeeded. Try `sparkplane get apps -n sparkplane-demo` "
-        f"(KUBECONFIG={kubeconfig}); stop with `sparkplane dev-cluster down`."
+        f"\nTry: KUBECONFIG={kubeconfig} sparkplane get apps -n {NAMESPACE}\n"
+        "Stop with `sparkplane dev-cluster down`.",
+        markup=False,
     )
-    simulator.stop()
-    operator.stop()
     sp.close()
-    return 0 if ok else 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -12,16 +12,29 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from sparkplane.version import SPARKPLANE_IMAGE, __version__
+
 if TYPE_CHECKING:
+    from sparkplane.aio import AsyncSparkPlane
     from sparkplane.client import SparkPlane
     from sparkplane.lifecycle.apps import App, Mode
     from sparkplane.lifecycle.model import AppPhase, AppState, Reason
 
-__version__ = "0.1.0"
-__all__ = ["App", "AppPhase", "AppState", "Mode", "Reason", "SparkPlane", "__version__"]
+__all__ = [
+    "SPARKPLANE_IMAGE",
+    "App",
+    "AppPhase",
+    "AppState",
+    "AsyncSparkPlane",
+    "Mode",
+    "Reason",
+    "SparkPlane",
+    "__version__",
+]
 
 _WHERE = {
     "SparkPlane": "sparkplane.client",
+    "AsyncSparkPlane": "sparkplane.aio",
     "App": "sparkplane.lifecycle.apps",
     "Mode": "sparkplane.lifecycle.apps",
     "AppPhase": "sparkplane.lifecycle.model",

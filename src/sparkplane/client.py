@@ -1,14 +1,17 @@
-"""``SparkPlane``: the Python API — one object for submitting and operating Spark applications.
+"""``SparkPlane``: the Python API — the use-cases of sparkplane, one method each.
 
-Plain synchronous calls (usable from any script, notebook or service, as in the seed article);
-whatever runs underneath (threads for concurrent creates, shared watch caches for tracking) stays
-underneath. Every method works for native apps and for SparkApplication resources alike::
+The CLI is a thin shell over this class (it parses and prints; every command calls one method
+here), so everything the CLI does the API does, under the same names: ``submit`` from a spec,
+spark-submit arguments or a template directory (with or without staging), ``render``, ``get``,
+``list``, ``describe``, ``wait``, ``as_completed``/``wait_all``, ``watch``, ``logs``, ``ui``,
+``events``, ``kill``, ``gc``. Calls are synchronous and never run ``asyncio.run``, so they work
+in scripts, threads and inside a running event loop (a notebook cell); async programs use
+:class:`sparkplane.AsyncSparkPlane`, the same methods awaited on the same core::
 
     from sparkplane import SparkPlane
-    sp = SparkPlane.connect(namespace="spark-jobs")
-    app = sp.submit("examples/spark-pi.yaml")
-    sp.wait(app, timeout=600)
-    for line in sp.logs(app): print(line)
+    with SparkPlane.connect() as sp:          # namespace: the kubeconfig context's
+        app = sp.submit("examples/spark-pi.yaml")
+        sp.wait(app, timeout=600)
 """
 
 from __future__ import annotations
@@ -16,53 +19,39 @@ from __future__ import annotations
 import builtins
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
-import yaml
-
-from sparkplane.errors import AppNotFoundError, TimeoutExpired
-from sparkplane.kube import Kube, connect
-from sparkplane.lifecycle import events as _events
-from sparkplane.lifecycle import gc as _gc
-from sparkplane.lifecycle import kill as _kill
-from sparkplane.lifecycle import logs as _logs
-from sparkplane.lifecycle import query, ui
+from sparkplane.client_ops import AppLike, AppOperations
+from sparkplane.errors import ConfigError
 from sparkplane.lifecycle.apps import App, Mode
-from sparkplane.lifecycle.model import AppPhase, AppState, is_finished
-from sparkplane.lifecycle.submit import SubmitOptions, Submitted, submit_native, submit_operator
-from sparkplane.lifecycle.tracker import Tracker
-from sparkplane.lifecycle.ttl import TtlDecision
-from sparkplane.spec import SparkApp, load_manifest
+from sparkplane.usecases import connection
 
-AppLike = App | str
-Until = str | AppPhase | Callable[[AppState], bool]
+if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
+    from sparkplane.kube import Kube
+    from sparkplane.lifecycle.submit import SubmitOptions, Submitted
+    from sparkplane.lifecycle.tracker import Tracker
+    from sparkplane.spec import SparkApp
+    from sparkplane.usecases.sources import PathLike, Source
 
-
-def _condition(until: Until) -> Callable[[AppState], bool]:
-    if callable(until):
-        return until
-    if until in ("finished", "done"):
-        return is_finished
-    phase = until if isinstance(until, AppPhase) else AppPhase(str(until).capitalize())
-    order = [AppPhase.PENDING, AppPhase.RUNNING]
-    if phase in order:  # "running" is reached also by an app that already finished
-        return lambda s: (
-            s.phase == phase
-            or is_finished(s)
-            or (phase is AppPhase.PENDING and s.phase is AppPhase.RUNNING)
-        )
-    return lambda s: s.phase == phase
+SpecSource = Union["SparkApp", "PathLike", Mapping[str, Any]]
+Obj = dict[str, Any]
 
 
-class SparkPlane:
-    """A connection to one cluster and a default namespace."""
+class SparkPlane(AppOperations):
+    """A connection to one cluster and a default namespace (the context's, as kubectl)."""
 
-    def __init__(self, kube: Kube, namespace: str = "default") -> None:
-        self.kube = kube
+    def __init__(
+        self,
+        kube: Kube | None,
+        namespace: str = "default",
+        conn: connection.Connection | None = None,
+    ) -> None:
+        self._kube = kube
         self.namespace = namespace
+        self.connection = conn
         self._trackers: dict[str | None, Tracker] = {}
         self._lock = threading.Lock()
 
@@ -72,27 +61,41 @@ class SparkPlane:
         *,
         kubeconfig: str | os.PathLike[str] | None = None,
         context: str | None = None,
-        namespace: str = "default",
+        namespace: str | None = None,
         in_cluster: bool = False,
         server: str | None = None,
         token: str | None = None,
         ca_cert: str | None = None,
     ) -> SparkPlane:
-        """Connect with a kubeconfig (+context), in-cluster, or an explicit server/token/CA."""
-        api = connect(
+        """Connect with a kubeconfig (+context), in-cluster, an explicit server/token/CA, or
+        ``APISERVER``/``TOKEN``/``CACERT``; ``namespace`` defaults to the context's."""
+        conn = connection.resolve(
             kubeconfig=kubeconfig,
             context=context,
-            in_cluster=in_cluster,
             server=server,
             token=token,
             ca_cert=ca_cert,
+            in_cluster=in_cluster,
         )
-        return cls(Kube(api), namespace)
+        return cls(conn.open(), namespace or conn.default_namespace(), conn)
+
+    @classmethod
+    def offline(cls, namespace: str = "default") -> SparkPlane:
+        """A client without a cluster: ``source`` and ``render`` work, the rest raise
+        ConfigError (what ``sparkplane render`` uses when no kubeconfig is found)."""
+        return cls(None, namespace)
+
+    @property
+    def kube(self) -> Kube:
+        if self._kube is None:
+            raise ConfigError("not connected to a cluster: use SparkPlane.connect()")
+        return self._kube
 
     def close(self) -> None:
         for tracker in self._trackers.values():
             tracker.stop()
-        self.kube.close()
+        if self._kube is not None:
+            self._kube.close()
 
     def __enter__(self) -> SparkPlane:
         return self
@@ -101,185 +104,134 @@ class SparkPlane:
         self.close()
 
     # -- submission -----------------------------------------------------------------------
-    def load(self, source: SparkApp | str | os.PathLike[str] | dict[str, Any]) -> SparkApp:
-        """A spec from a SparkApplication manifest (path or dict), defaulting the namespace."""
-        if isinstance(source, SparkApp):
-            app = source
-        else:
-            doc = source if isinstance(source, dict) else yaml.safe_load(Path(source).read_text())
-            app = load_manifest(doc)
-        if not app.metadata.namespace:
-            app = app.model_copy(
-                update={"metadata": app.metadata.model_copy(update={"namespace": self.namespace})}
-            )
+    def source(
+        self,
+        spec: SpecSource | None = None,
+        *,
+        argv: Sequence[str] | None = None,
+        template: PathLike | None = None,
+        values: PathLike | None = None,
+        set: Mapping[str, str] | Sequence[str] = (),
+        namespace: str | None = None,
+        submission_id: str | None = None,
+    ) -> Source:
+        """Resolve one input (spec, spark-submit ``argv`` or ``template`` dir) into a Source."""
+        from sparkplane.usecases.sources import read_source
+
+        return read_source(
+            spec=spec,
+            argv=argv,
+            template=template,
+            values=values,
+            sets=set,
+            namespace=namespace or self.namespace,
+            explicit_namespace=namespace is not None,
+            submission_id=submission_id,
+        )
+
+    def load(self, spec: SpecSource) -> SparkApp:
+        """A spec from a SparkApplication manifest (path or dict), in this namespace if unset."""
+        app = self.source(spec).app
+        assert app is not None
         return app
+
+    def render(
+        self, source: Source | SpecSource, *, mode: Mode | str = Mode.NATIVE, **options: Any
+    ) -> builtins.list[Obj]:
+        """The exact manifests ``submit`` would create; nothing is created."""
+        from sparkplane.usecases import submission
+        from sparkplane.usecases.sources import Source
+
+        src = source if isinstance(source, Source) else self.source(source)
+        opts = _options(options)
+        server = self._kube.api.configuration.host if self._kube is not None else None
+        return submission.render_source(src, Mode(mode), opts, server)
 
     def submit(
         self,
-        source: SparkApp | str | os.PathLike[str] | dict[str, Any],
+        source: Source | SpecSource | None = None,
         *,
+        argv: Sequence[str] | None = None,
+        template: PathLike | None = None,
+        values: PathLike | None = None,
+        set: Mapping[str, str] | Sequence[str] = (),
+        namespace: str | None = None,
         mode: Mode | str = Mode.NATIVE,
         submission_id: str | None = None,
         ttl: timedelta | None = None,
         staging_server: str | None = None,
-        staging_base_dir: str | os.PathLike[str] | None = None,
+        staging_internal_server: str | None = None,
+        staging_ca_file: PathLike | None = None,
+        staging_base_dir: PathLike | None = None,
     ) -> Submitted:
-        """Submit natively (driver pod + owned dependents) or as a SparkApplication resource.
-
-        Local files the spec names are uploaded to ``staging_server`` and fetched by
-        init-containers (relative paths resolve against ``staging_base_dir``, default: the
-        current directory, as with spark-submit).
+        """Submit natively (driver pod + owned dependents), as a SparkApplication
+        (``mode="operator"``: spark.apache.org; ``"kubeflow"``: sparkoperator.k8s.io), from a
+        spec, spark-submit ``argv`` or a ``template`` directory. Local files the spec names
+        are uploaded to ``staging_server`` (relative paths resolve against
+        ``staging_base_dir``, default: the current directory, as with spark-submit).
         """
-        app = self.load(source)
-        opts = SubmitOptions(
-            submission_id=submission_id,
-            ttl_seconds=int(ttl.total_seconds()) if ttl is not None else None,
-            staging_server=staging_server,
-            staging_base_dir=Path(staging_base_dir) if staging_base_dir else None,
+        from sparkplane.usecases import submission
+        from sparkplane.usecases.sources import Source
+
+        src = (
+            source
+            if isinstance(source, Source)
+            else self.source(
+                source,
+                argv=argv,
+                template=template,
+                values=values,
+                set=set,
+                namespace=namespace,
+                submission_id=submission_id,
+            )
         )
-        if Mode(mode) is Mode.NATIVE:
-            return submit_native(self.kube, app, opts)
-        return submit_operator(self.kube, app, opts)
+        opts = _options(
+            {
+                "submission_id": submission_id,
+                "ttl_seconds": int(ttl.total_seconds()) if ttl is not None else None,
+                "staging_server": staging_server,
+                "staging_internal_server": staging_internal_server,
+                "staging_ca_file": Path(staging_ca_file) if staging_ca_file else None,
+                "staging_base_dir": Path(staging_base_dir) if staging_base_dir else None,
+            }
+        )
+        kube = self._kube_for(src)
+        try:
+            return submission.submit_source(kube, src, Mode(mode), opts)
+        finally:
+            if kube is not self.kube:
+                kube.close()
+
+    def _kube_for(self, src: Source) -> Kube:
+        """spark-submit's ``--master``: this connection, or the context for that server."""
+        conn = self.connection or connection.Connection()
+        other = connection.for_master(conn, self.kube.api.configuration.host, src.master)
+        return other.open() if other is not None else self.kube
 
     # -- queries --------------------------------------------------------------------------
-    def get(self, app: AppLike, namespace: str | None = None) -> App:
-        """The current state of one application (native or operator)."""
-        name, ns = self._ref(app, namespace)
-        return query.get_app(self.kube, name, ns)
-
-    def list(self, namespace: str | None = None, *, all_namespaces: bool = False) -> list[App]:
-        """Applications of a namespace (default: this client's) or of all namespaces."""
-        return query.list_apps(self.kube, None if all_namespaces else namespace or self.namespace)
-
-    def tracker(self, namespace: str | None = None) -> Tracker:
-        """The shared, started tracker for a namespace (None: all namespaces)."""
-        with self._lock:
-            if namespace not in self._trackers:
-                self._trackers[namespace] = Tracker(self.kube, namespace).start()
-            return self._trackers[namespace]
-
-    def wait(
+    def list(
         self,
-        app: AppLike | Submitted,
-        until: Until = "finished",
-        *,
-        timeout: float | None = None,
-        on_change: Callable[[App], None] | None = None,
-    ) -> App:
-        """Block until the app's state satisfies ``until`` (default: finished)."""
-        name, ns = self._ref(app, None)
-        tracker = self.tracker(ns)
-        wanted = _condition(until)
-        changed = threading.Condition()
-
-        def notify(a: App) -> None:
-            if a.namespace == ns and a.name == name:
-                if on_change:
-                    on_change(a)
-                with changed:
-                    changed.notify_all()
-
-        unsubscribe = tracker.subscribe(notify)
-        try:
-            current = tracker.get(ns, name) or self.get(name, ns)
-            if on_change:
-                on_change(current)
-            with changed:
-                ok = changed.wait_for(
-                    lambda: (c := tracker.get(ns, name)) is not None and wanted(c.state),
-                    timeout=timeout,
-                )
-            last = tracker.get(ns, name) or current
-            if not ok:
-                raise TimeoutExpired(
-                    f"{name} did not reach {until} within {timeout:.0f}s (now {last.state})"
-                    if timeout is not None
-                    else f"{name} did not reach {until}"
-                )
-            return last
-        finally:
-            unsubscribe()
-
-    def watch(self, namespace: str | None = None, *, timeout: float | None = None) -> Iterator[App]:
-        """Yield an app every time its state changes (until ``timeout`` seconds pass)."""
-        import queue
-        import time
-
-        tracker = self.tracker(namespace)
-        changes: queue.Queue[App] = queue.Queue()
-        unsubscribe = tracker.subscribe(changes.put)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            yield from tracker.apps(namespace)
-            while deadline is None or time.monotonic() < deadline:
-                try:
-                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    yield changes.get(timeout=min(left, 1.0) if left is not None else 1.0)
-                except queue.Empty:
-                    continue
-        finally:
-            unsubscribe()
-
-    # -- operations -----------------------------------------------------------------------
-    def logs(
-        self,
-        app: AppLike,
-        *,
-        executor: int | None = None,
-        follow: bool = False,
-        since: timedelta | None = None,
-        tail: int | None = None,
         namespace: str | None = None,
-    ) -> Iterator[str]:
-        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends."""
-        resolved = app if isinstance(app, App) else self.get(app, namespace)
-        return _logs.stream_logs(
-            self.kube,
-            resolved,
-            executor=executor,
-            follow=follow,
-            since_seconds=int(since.total_seconds()) if since else None,
-            tail_lines=tail,
-        )
-
-    def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
-        """Every event of the app's objects, oldest first."""
-        resolved = app if isinstance(app, App) else self.get(app, namespace)
-        return _events.app_events(self.kube, resolved)
-
-    def ui(self, app: AppLike, *, wait: float = 0.0, namespace: str | None = None) -> ui.UiAddress:
-        """The Spark UI address (Ingress, once its load balancer address is known)."""
-        resolved = app if isinstance(app, App) else self.get(app, namespace)
-        return ui.ui_address(self.kube, resolved, wait=wait)
-
-    def kill(
-        self,
-        app: AppLike,
         *,
-        wait: bool = False,
-        timeout: float = 120.0,
-        namespace: str | None = None,
-        progress: Callable[[str], None] = lambda _: None,
-    ) -> None:
-        """Delete the app's owner (Background); ``wait`` until the GC removed all it owned."""
-        resolved = app if isinstance(app, App) else self.get(app, namespace)
-        _kill.kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
-
-    def gc(
-        self,
-        *,
-        older_than: timedelta | None,
-        dry_run: bool = False,
-        namespace: str | None = None,
         all_namespaces: bool = False,
-    ) -> builtins.list[TtlDecision]:
-        """Delete finished native drivers past their TTL (per app, else ``older_than``)."""
+        selector: str | None = None,
+    ) -> builtins.list[App]:
+        """Applications of a namespace (default: this client's) or of all namespaces;
+        ``selector`` is a label selector (``-l``) on the driver pod or SparkApplication."""
         ns = None if all_namespaces else namespace or self.namespace
-        return _gc.collect_garbage(self.kube, ns, default_ttl=older_than, dry_run=dry_run)
+        from sparkplane.lifecycle import query
 
-    def _ref(self, app: AppLike | Submitted, namespace: str | None) -> tuple[str, str]:
-        if isinstance(app, App | Submitted):
-            return app.name, app.namespace
-        if not app:
-            raise AppNotFoundError("no application name given")
-        return app, namespace or self.namespace
+        return query.list_apps(self.kube, ns, selector=selector)
+
+    def describe(self, app: AppLike, namespace: str | None = None) -> dict[str, Any]:
+        """The app's summary, the objects it owns and its events (``sparkplane describe``)."""
+        from sparkplane.lifecycle.events import describe
+
+        return describe(self.kube, self._app(app, namespace))
+
+
+def _options(options: Mapping[str, Any]) -> SubmitOptions:
+    from sparkplane.lifecycle.submit import SubmitOptions
+
+    return SubmitOptions(**{k: v for k, v in options.items() if v is not None})

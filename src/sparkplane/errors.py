@@ -99,6 +99,28 @@ class ForbiddenError(KubeError):
     exit_code = 6
 
 
+class QuotaExceededError(ForbiddenError):
+    """A ResourceQuota refused the request (HTTP 403 "exceeded quota"): not RBAC."""
+
+    exit_code = 5
+
+
+class AdmissionDeniedError(ForbiddenError):
+    """An admission policy or webhook refused the request (HTTP 403 that is not RBAC)."""
+
+    exit_code = 5
+
+
+class TooLargeError(KubeError):
+    """The request or object is larger than the API server accepts (413, etcd limit)."""
+
+
+class TransportError(KubeError):
+    """No HTTP answer: the API server is down or unreachable (network, TLS, DNS, timeout)."""
+
+    exit_code = 11
+
+
 class GoneError(KubeError):
     """A watch asked for a resourceVersion that etcd has compacted (HTTP 410): relist."""
 

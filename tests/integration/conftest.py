@@ -10,6 +10,7 @@ If the cluster cannot come up the tests fail; they never skip.
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,10 @@ from sparkplane.devcluster.cluster import default_cache_dir, node_ready
 from sparkplane.devcluster.components import node_manifest
 from sparkplane.kube import Kube, connect
 from tests.integration.helpers import delete_namespace, wait_for
+
+# kill/gc/the operator archive drivers' logs (docs/history.md): into a private directory per run,
+# never into the developer's own archive
+os.environ.setdefault("SPARKPLANE_LOG_ARCHIVE", tempfile.mkdtemp(prefix="sparkplane-archive-"))
 
 
 @pytest.fixture(scope="session")

@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from sparkplane.cli.inputs import app_from_submit_args
 from sparkplane.kube import Kube
 from sparkplane.render.properties import load
 from sparkplane.spec import SparkApp
+from sparkplane.usecases.sources import read_source
 
 Obj = dict[str, Any]
 K8S = "spark.kubernetes"
@@ -40,12 +40,14 @@ HASH_ORDERED = ("env", "volumes", "volumeMounts")
 # Labels sparkplane puts on every object (Spark puts only some of them on some objects).
 APP_LABELS = ("spark-app-selector", "spark-role", "spark-app-name", "app-name")
 MANAGED_BY = "app.kubernetes.io/managed-by"
+DEPENDENTS = "sparkplane.io/dependents"
 
 # Deliberate deviations: id -> one line (docs/parity.md says why for each).
 DEVIATIONS: dict[str, str] = {
     "app-labels": "every object carries spark-app-selector, spark-role, spark-app-name, app-name",
     "service-selector": "the driver Service also selects on app-name",
     "managed-by": "the driver pod is labelled app.kubernetes.io/managed-by=sparkplane",
+    "dependents-annotation": "the driver pod lists what it should own (sparkplane.io/dependents)",
     "sorted-lists": "env, volumes and volumeMounts Spark emits in hash order are sorted",
     "inline-pod-template": "a driver pod template is data, so no driver.podTemplateFile property",
     "properties-order": "spark.properties lines are sorted by key (Java 17 uses hash order)",
@@ -122,9 +124,12 @@ def run_spark_submit(server: str, argv: list[str], kubeconfig: Path, timeout: fl
 
 # -- the same inputs for sparkplane -----------------------------------------------------------
 def sparkplane_app(argv: list[str]) -> SparkApp:
-    """What ``sparkplane submit <argv>`` builds (pod template files are read into the spec:
-    deviation ``inline-pod-template``)."""
-    return app_from_submit_args(argv)
+    """What ``sparkplane submit <argv>`` builds, through the same use-case as the CLI and the
+    API (``--verbose``/``--properties-file``/``--master`` handled; pod template files are read
+    into the spec: deviation ``inline-pod-template``)."""
+    app = read_source(argv=argv).app
+    assert app is not None
+    return app
 
 
 # -- reading back -------------------------------------------------------------------------------
@@ -292,6 +297,12 @@ def _labels(obj: Obj, other: Obj, used: set[str]) -> None:
         used.add("managed-by")
     if not labels and "labels" not in other["metadata"]:
         obj["metadata"].pop("labels", None)
+    annotations = obj["metadata"].get("annotations", {})
+    if obj["kind"] == "Pod" and DEPENDENTS in annotations:
+        annotations.pop(DEPENDENTS)
+        used.add("dependents-annotation")
+        if not annotations and "annotations" not in other["metadata"]:
+            obj["metadata"].pop("annotations")
 
 
 def _sorted_lists(obj: Any) -> Any:

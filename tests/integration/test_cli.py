@@ -181,9 +181,13 @@ def test_submit_wait_get_logs_events_kill(kubeconfig, kube: Kube, namespace, tmp
     assert "Scheduled" in events
     timeout = run(kubeconfig, "wait", name, "-n", namespace, "--timeout", "2", check=9)
     assert "did not reach finished" in timeout.stderr
-    run(kubeconfig, "kill", name, "-n", namespace, "--wait")
+    archive = {"SPARKPLANE_LOG_ARCHIVE": str(tmp_path / "archive")}
+    run(kubeconfig, "kill", name, "-n", namespace, "--wait", env_extra=archive)
     assert kube.list("v1", "ConfigMap", namespace, label_selector="spark-role") == []
-    missing = run(kubeconfig, "logs", name, "-n", namespace, check=8)
+    kept = run(kubeconfig, "logs", name, "-n", namespace, env_extra=archive)
+    assert kept.stdout.strip() and "from the archive, pod deleted at" in kept.stderr
+    off = {"SPARKPLANE_LOG_ARCHIVE": "off"}
+    missing = run(kubeconfig, "logs", name, "-n", namespace, check=8, env_extra=off)
     assert "no Spark application" in missing.stderr
 
 

@@ -199,6 +199,8 @@ def test_higher_priority_app_preempts_a_lower_one(
     def pinned(priority: str) -> dict:
         doc = _spec(namespace, run_for="1h")
         doc["spec"]["driver"] = {"cores": 2, "memory": "1g"}
+        # the whole small node: not the example's 200m request (sized for the real node)
+        doc["spec"]["sparkConf"].pop("spark.kubernetes.driver.request.cores", None)
         doc["spec"]["priorityClassName"] = priority
         doc["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
         doc["spec"]["tolerations"] = [
@@ -210,6 +212,7 @@ def test_higher_priority_app_preempts_a_lower_one(
     sp.wait(victim, "running", timeout=30)
     urgent = sp.submit(pinned(high))
     assert sp.wait(urgent, "running", timeout=60).state.phase is AppPhase.RUNNING
-    lost = sp.wait(victim, lambda s: s.reason == Reason.PREEMPTED, timeout=60)
+    # the DisruptionTarget condition may be seen before the scheduler's event names the preemptor
+    lost = sp.wait(victim, lambda s: s.reason == Reason.PREEMPTED and bool(s.preemptor), timeout=60)
     assert lost.state.phase is AppPhase.FAILED
     assert lost.state.preemptor  # the scheduler named the preemptor (uid or ns/name)

@@ -131,7 +131,24 @@ CASES: dict[str, list[str]] = {
         "<templates>",
         "local:///opt/app.jar",
     ],
+    # spark-submit argument shapes (issue 11): --verbose, --properties-file, a value with
+    # spaces, {{APP_ID}} in a label value, existing Hadoop and krb5 ConfigMaps, and app
+    # arguments that look like options (they follow the primary resource)
+    "argv-shapes": [
+        "--verbose", "--properties-file", "<props>", "--name", "shapes",
+        "--class", "org.example.Main", IMAGE,
+        "--driver-java-options", "-Dlog4j.configuration=file:/x -Dother=1",
+        *conf(
+            "spark.kubernetes.driver.label.run={{APP_ID}}",
+            "spark.kubernetes.hadoop.configMapName=hadoop-cm",
+            "spark.kubernetes.kerberos.krb5.configMapName=krb5-cm",
+        ),
+        "local:///opt/app.jar", "-n", "5", "--limit", "3", "-h",
+    ],
 }  # fmt: skip
+PROPERTIES = (
+    "spark.executor.memory 3g\nspark.driver.memory=1500m\nspark.sql.shuffle.partitions: 11\n"
+)
 
 
 @dataclass
@@ -145,7 +162,7 @@ class Outcome:
 
 def _with_trailing(case: str) -> int:
     """How many trailing arguments are the app resource and its args."""
-    tail = {"spark-pi": 2, "python-pi": 2, "many-conf": 3}
+    tail = {"spark-pi": 2, "python-pi": 2, "many-conf": 3, "argv-shapes": 6}
     return tail.get(case, 1)
 
 
@@ -156,6 +173,10 @@ def argv_for(case: str, namespace: str, templates: dict[str, Path]) -> list[str]
         if arg == "<templates>":
             for role, path in templates.items():
                 out += ["--conf", f"{parity.TEMPLATE_KEYS[role]}={path}"]
+        elif arg == "<props>":
+            props = templates["driver"].with_name("spark-defaults.conf")
+            props.write_text(PROPERTIES)
+            out.append(str(props))
         else:
             out.append(arg)
     tail = _with_trailing(case)

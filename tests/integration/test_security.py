@@ -292,7 +292,10 @@ def test_hard_way_server_token_and_base64_ca_reach_the_cluster(
         gc = Kube(connect(server=server, token=token, ca_cert=ca))
         try:
             assert gc.list("v1", "Pod", namespace) == []
-            _refused(lambda g=gc: g.get("v1", "Pod", "x", namespace), "get", "pods", namespace)
+            # gc may read pods (to archive their logs) but never Secrets
+            _refused(
+                lambda g=gc: g.get("v1", "Secret", "x", namespace), "get", "secrets", namespace
+            )
         finally:
             gc.close()
 
@@ -316,3 +319,51 @@ def test_kubeconfig_for_a_missing_service_account_says_so(
     message = str(result.exception)
     assert f"service account {namespace}/nobody does not exist" in message
     assert "sparkplane rbac" in message
+
+
+def test_driver_cannot_read_other_apps_conf_and_gc_reads_by_name_only(
+    kube: Kube, namespace: str, as_identity: Callable[[Identity, str], Kube]
+):
+    """Issue 12: the narrowed rights, checked by the real authorizer."""
+    other = kube.create(pod("other-app-driver"), namespace)
+    secret_conf = _configmap("other-app-conf", other)
+    secret_conf["data"] = {"spark.properties": "spark.hadoop.fs.s3a.secret.key=hunter2"}
+    kube.create(secret_conf, namespace)
+    kube.create(_service("other-app-svc", other), namespace)
+
+    driver = as_identity(Identity.DRIVER, namespace)
+    _refused(
+        lambda: driver.get("v1", "ConfigMap", "other-app-conf", namespace),
+        "get",
+        "configmaps",
+        namespace,
+    )
+    _refused(lambda: driver.list("v1", "ConfigMap", namespace), "list", "configmaps", namespace)
+    _refused(
+        lambda: driver.get("v1", "Service", "other-app-svc", namespace),
+        "get",
+        "services",
+        namespace,
+    )
+    _refused(lambda: driver.list("v1", "Service", namespace), "list", "services", namespace)
+    # what it needs still works: its executor ConfigMap, deleted by label on stop
+    mine = _configmap("spark-exec-mine-conf-map")
+    mine["metadata"]["labels"] = {"spark-app-selector": "spark-mine", "spark-role": "executor"}
+    driver.create(mine, namespace)
+    driver.raw(
+        "DELETE",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        query={"labelSelector": "spark-app-selector=spark-mine"},
+    )
+    assert kube.get_or_none("v1", "ConfigMap", "spark-exec-mine-conf-map", namespace) is None
+    assert kube.get_or_none("v1", "ConfigMap", "other-app-conf", namespace) is not None
+
+    gc = as_identity(Identity.GC, namespace)
+    assert gc.get("v1", "ConfigMap", "other-app-conf", namespace)["metadata"]["name"]
+    _refused(lambda: gc.list("v1", "ConfigMap", namespace), "list", "configmaps", namespace)
+    _refused(
+        lambda: gc.delete("v1", "ConfigMap", "other-app-conf", namespace),
+        "delete",
+        "configmaps",
+        namespace,
+    )

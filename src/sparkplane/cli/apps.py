@@ -1,34 +1,43 @@
-"""Application commands, kubectl style: get, wait, logs, ui, events, kill, gc."""
+"""Application commands, kubectl style: get, describe, wait (logs, ui, events, kill and gc
+are in ``cli.operations``).
+
+Each command parses its options, calls one :class:`sparkplane.SparkPlane` method and prints.
+Tables are plain text (``cli.console.table``), ``-o json|yaml|name`` are exact, ``get -w``
+prints one row (or one JSON object) per change.
+"""
 
 from __future__ import annotations
 
-import time
+import json
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from sparkplane.cli.console import Output, dump, err, out
-from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, make_kube
-from sparkplane.client import SparkPlane
-from sparkplane.kube import Kube
-from sparkplane.lifecycle.apps import App
-from sparkplane.lifecycle.events import event_time
-from sparkplane.lifecycle.gc import gc_bundle, gc_cronjob
+from sparkplane.cli.console import Output, Status, dump, note, table, write
+from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, client
 from sparkplane.lifecycle.model import AppPhase, is_finished
-from sparkplane.lifecycle.ttl import format_duration, parse_duration
 
+if TYPE_CHECKING:
+    from sparkplane.client import SparkPlane
+    from sparkplane.lifecycle.apps import App
+
+commands = typer.Typer()
 get_app = typer.Typer(help="Show resources (kubectl style).", no_args_is_help=True)
-OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="table, wide, yaml or json.")]
+commands.add_typer(get_app, name="get")
+OutputOpt = Annotated[
+    Output, typer.Option("-o", "--output", help="table, wide, yaml, json or name.")
+]
 AppName = Annotated[str, typer.Argument(help="Application name (native or SparkApplication).")]
-
-
-def _client(kubeconfig: str | None, context: str | None, namespace: str) -> SparkPlane:
-    return SparkPlane(make_kube(kubeconfig, context), namespace)
+Selector = Annotated[
+    str | None,
+    typer.Option("-l", "--selector", help="Label selector, e.g. team=data,tier!=batch."),
+]
 
 
 def _age(app: App) -> str:
+    from sparkplane.lifecycle.ttl import format_duration
+
     if not app.created:
         return "?"
     return format_duration(
@@ -36,87 +45,151 @@ def _age(app: App) -> str:
     )
 
 
-def _table(apps: list[App], wide: bool, all_ns: bool) -> Table:
-    cols = (["NAMESPACE"] if all_ns else []) + [
-        "NAME",
-        "MODE",
-        "STATE",
-        "REASON",
-        "AGE",
-        "DRIVER",
-        "EXECUTORS",
+def _headers(wide: bool, all_ns: bool) -> list[str]:
+    cols = ["NAME", "MODE", "STATE", "REASON", "AGE", "DRIVER", "EXECUTORS"]
+    return (
+        (["NAMESPACE"] if all_ns else [])
+        + cols
+        + (["APP ID", "PREEMPTOR", "MESSAGE"] if wide else [])
+    )
+
+
+def _row(a: App, wide: bool, all_ns: bool) -> list[str]:
+    ex = a.state.executors
+    execs = f"{ex.get('running', 0)}/{sum(ex.values())}" if ex else "0"
+    row = ([a.namespace] if all_ns else []) + [
+        a.name,
+        a.mode.value,
+        str(a.state.phase),
+        str(a.state.reason or ""),
+        _age(a),
+        a.driver_pod or "",
+        execs,
     ]
     if wide:
-        cols += ["APP ID", "PREEMPTOR", "MESSAGE"]
-    table = Table(*cols, box=None, pad_edge=False, header_style="bold")
-    for a in apps:
-        ex = a.state.executors
-        execs = f"{ex.get('running', 0)}/{sum(ex.values())}" if ex else "0"
-        color = {AppPhase.SUCCEEDED: "green", AppPhase.FAILED: "red", AppPhase.RUNNING: "cyan"}.get(
-            a.state.phase, "yellow"
-        )
-        row = ([a.namespace] if all_ns else []) + [
-            a.name,
-            a.mode.value,
-            f"[{color}]{a.state.phase}[/{color}]",
-            str(a.state.reason or ""),
-            _age(a),
-            a.driver_pod or "",
-            execs,
-        ]
-        if wide:
-            row += [a.app_id or "", a.state.preemptor or "", a.state.message[:60]]
-        table.add_row(*row)
-    return table
+        row += [a.app_id or "", a.state.preemptor or "", a.state.message]
+    return row
+
+
+def _name(a: App) -> str:
+    kind = "pod" if a.mode.value == "native" else "sparkapplication"
+    return f"{kind}/{a.driver_pod if kind == 'pod' else a.name}"
+
+
+def _print_apps(apps: list[App], output: Output, all_ns: bool, *, header: bool = True) -> None:
+    if output is Output.name:
+        for a in apps:
+            write(_name(a))
+    elif output in (Output.table, Output.wide):
+        wide = output is Output.wide
+        write(table(_headers(wide, all_ns), [_row(a, wide, all_ns) for a in apps], header=header))
 
 
 @get_app.command("apps")
 def get_apps(
     name: Annotated[str | None, typer.Argument(help="Only this application.")] = None,
-    namespace: Namespace = "default",
+    namespace: Namespace = None,
     all_namespaces: AllNamespaces = False,
+    selector: Selector = None,
     output: OutputOpt = Output.table,
     watch: Annotated[
-        bool, typer.Option("-w", "--watch", help="Keep printing state changes.")
+        bool, typer.Option("-w", "--watch", help="Keep printing one line per state change.")
     ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
     """List applications (both modes) with state, age, driver and executor counts."""
-    sp = _client(kubeconfig, context, namespace)
-    apps = [sp.get(name)] if name else sp.list(all_namespaces=all_namespaces)
-    if output in (Output.yaml, Output.json):
+    sp = client(kubeconfig, context, namespace)
+    apps = [sp.get(name)] if name else sp.list(all_namespaces=all_namespaces, selector=selector)
+    if output in (Output.yaml, Output.json) and not watch:
         dump([a.summary() for a in apps] if not name else apps[0].summary(), output)
+    elif output in (Output.yaml, Output.json):
+        for a in apps:
+            _print_change(a, output)
     elif not apps:
-        err.print(f"No Spark applications in {'any namespace' if all_namespaces else namespace}.")
+        where = "any namespace" if all_namespaces else f"namespace {sp.namespace}"
+        note(f"No Spark applications in {where}.")
     else:
-        out.print(_table(apps, output is Output.wide, all_namespaces))
+        _print_apps(apps, output, all_namespaces)
     if watch:
-        seen = {(a.namespace, a.name): a.state for a in apps}
-        for app in sp.watch(None if all_namespaces else namespace):
-            if name and app.name != name:
-                continue
-            if seen.get((app.namespace, app.name)) != app.state:
-                seen[(app.namespace, app.name)] = app.state
-                out.print(_table([app], output is Output.wide, all_namespaces))
+        _watch(sp, apps, name, selector, output, all_namespaces)
 
 
-def wait_for_app(kube: Kube, name: str, namespace: str, until: str, timeout: float | None) -> App:
-    """Wait with a live status line; exit 1 if the app failed."""
-    sp = SparkPlane(kube, namespace)
-    started = time.monotonic()
-    with err.status(f"waiting for {name} ...") as status:
+def _print_change(app: App, output: Output) -> None:
+    if output is Output.json:
+        write(json.dumps(app.summary(), default=str))  # one object per line
+    else:
+        dump(app.summary(), output)
+        write("---")
+
+
+def _watch(
+    sp: SparkPlane,
+    apps: list[App],
+    name: str | None,
+    selector: str | None,
+    output: Output,
+    all_ns: bool,
+) -> None:
+    seen = {(a.namespace, a.name): a.state for a in apps}
+    header = not apps  # kubectl prints the header once, with the first row
+    wanted = {(a.namespace, a.name) for a in sp.list(selector=selector)} if selector else None
+    for app in sp.watch(None if all_ns else sp.namespace):
+        key = (app.namespace, app.name)
+        if (name and app.name != name) or (wanted is not None and key not in wanted):
+            continue
+        if seen.get(key) == app.state:
+            continue
+        seen[key] = app.state
+        if output in (Output.yaml, Output.json):
+            _print_change(app, output)
+        else:
+            _print_apps([app], output, all_ns, header=header)
+            header = False
+
+
+@commands.command()
+def describe(
+    name: AppName,
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """Show one application in detail: state, driver, objects it owns, and its events."""
+    info = client(kubeconfig, context, namespace).describe(name)
+    app, st = info["app"], info["app"]["state"]
+    fields = [
+        ("Name", app["name"]),
+        ("Namespace", app["namespace"]),
+        ("Mode", app["mode"]),
+        ("App ID", app["appId"] or ""),
+        ("Driver", app["driverPod"] or ""),
+        ("Created", app["created"] or ""),
+        ("State", st["phase"]),
+        ("Reason", st["reason"] or ""),
+        ("Message", st["message"] or ""),
+        ("Preemptor", st["preemptor"] or ""),
+        ("Executors", ", ".join(f"{k}={v}" for k, v in st["executors"].items()) or "0"),
+        ("Objects", ", ".join(info["objects"]) or "<none>"),
+    ]
+    write(table(["", ""], [[f"{k}:", str(v)] for k, v in fields], header=False))
+    write("Events:")
+    write(events_table(info["events"]) if info["events"] else "  <none>")
+
+
+def wait_for_app(
+    sp: SparkPlane, name: str, namespace: str, until: str, timeout: float | None
+) -> App:
+    """Wait with a live status line (elapsed time ticking); exit 1 if the app failed."""
+    with Status(f"waiting for {name} ...") as status:
 
         def show(app: App) -> None:
             st = app.state
-            status.update(
-                f"{name}: {st.phase}{f' ({st.reason})' if st.reason else ''} "
-                f"[dim]{time.monotonic() - started:.0f}s[/dim]"
-            )
+            status.update(f"{name}: {st.phase}{f' ({st.reason})' if st.reason else ''}")
 
         app = sp.wait(name, until, timeout=timeout, on_change=show)
     st = app.state
-    err.print(
+    note(
         f"{name}: {st.phase}{f' ({st.reason})' if st.reason else ''}"
         f"{f' - {st.message}' if st.message else ''}"
     )
@@ -125,201 +198,40 @@ def wait_for_app(kube: Kube, name: str, namespace: str, until: str, timeout: flo
     return app
 
 
+@commands.command()
 def wait(
     name: AppName,
-    until: Annotated[str, typer.Option("--for", help="finished, running or pending.")] = "finished",
+    until: Annotated[
+        str, typer.Option("--for", help="finished, running, pending, succeeded or failed.")
+    ] = "finished",
     timeout: Annotated[
         float | None, typer.Option(help="Seconds (exit code 9 when exceeded).")
     ] = None,
-    namespace: Namespace = "default",
+    namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
     """Wait for an application; exit 0 when reached, 1 if it failed, 9 on timeout."""
-    wait_for_app(make_kube(kubeconfig, context), name, namespace, until, timeout)
+    from sparkplane.usecases.waiting import condition
+
+    condition(until)  # a bad --for is exit 2 before anything is contacted
+    sp = client(kubeconfig, context, namespace)
+    wait_for_app(sp, name, sp.namespace, until, timeout)
 
 
-def logs(
-    name: AppName,
-    follow: Annotated[
-        bool, typer.Option("-f", "--follow", help="Stream until the pod ends.")
-    ] = False,
-    executor: Annotated[int | None, typer.Option("--executor", help="Executor id instead.")] = None,
-    since: Annotated[str | None, typer.Option(help="Only newer lines, e.g. 10m.")] = None,
-    tail: Annotated[int | None, typer.Option(help="Only the last N lines.")] = None,
-    namespace: Namespace = "default",
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-) -> None:
-    """Print the driver's log (or executor N's)."""
-    sp = _client(kubeconfig, context, namespace)
-    lines = sp.logs(
-        name,
-        executor=executor,
-        follow=follow,
-        tail=tail,
-        since=parse_duration(since, field="--since") if since else None,
-    )
-    for line in lines:
-        out.print(line, markup=False, highlight=False)
+def events_table(evs: list[dict[str, Any]]) -> str:
+    from sparkplane.lifecycle.events import event_time
 
-
-def ui(
-    name: AppName,
-    wait_seconds: Annotated[
-        float, typer.Option("--wait", help="Seconds to wait for the Ingress address.")
-    ] = 0.0,
-    port: Annotated[int, typer.Option(help="Local port for the port-forward fallback.")] = 4040,
-    no_forward: Annotated[bool, typer.Option("--no-port-forward", help="Only print.")] = False,
-    namespace: Namespace = "default",
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-) -> None:
-    """Print the Spark UI address; without an Ingress address, port-forward to the driver."""
-    sp = _client(kubeconfig, context, namespace)
-    address = sp.ui(name, wait=wait_seconds)
-    if address.url:
-        out.print(address.url, markup=False)
-        return
-    if not address.pod:
-        raise typer.Exit(1)
-    if no_forward:
-        err.print(f"no Ingress address yet; the UI is on pod {address.pod} port {address.port}")
-        raise typer.Exit(1)
-    import threading
-
-    from sparkplane.kube.portforward import forward
-
-    ready, bound = threading.Event(), list[int]()
-    thread = threading.Thread(
-        target=forward,
-        args=(sp.kube, address.pod, namespace, address.port),
-        kwargs={"local_port": port, "ready": ready, "bound": bound},
-        daemon=True,
-    )
-    thread.start()
-    ready.wait(10)
-    local = f"http://127.0.0.1:{bound[0] if bound else port}"
-    err.print(
-        f"no Ingress address; forwarding {local} -> {namespace}/{address.pod}:"
-        f"{address.port} (Ctrl-C to stop)"
-    )
-    out.print(local, markup=False)
-    while thread.is_alive():
-        thread.join(1)
-
-
-def events(
-    name: AppName,
-    output: OutputOpt = Output.table,
-    namespace: Namespace = "default",
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-) -> None:
-    """Every event of the application's objects, oldest first."""
-    evs = _client(kubeconfig, context, namespace).events(name)
-    if output in (Output.yaml, Output.json):
-        dump(evs, output)
-        return
-    table = Table("TIME", "TYPE", "REASON", "OBJECT", "MESSAGE", box=None, header_style="bold")
+    rows = []
     for e in evs:
         obj = e.get("involvedObject") or {}
-        table.add_row(
-            event_time(e),
-            e.get("type", ""),
-            e.get("reason", ""),
-            f"{obj.get('kind', '')}/{obj.get('name', '')}",
-            e.get("message", ""),
-        )
-    out.print(table)
-
-
-def kill(
-    name: AppName,
-    wait_: Annotated[
-        bool,
-        typer.Option(
-            "--wait", help="Return once the garbage collector removed every owned object."
-        ),
-    ] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds for --wait.")] = 120.0,
-    namespace: Namespace = "default",
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-) -> None:
-    """Delete the app's owner (driver pod or SparkApplication) with Background propagation."""
-    sp = _client(kubeconfig, context, namespace)
-    with err.status(f"killing {name} ...") as status:
-        sp.kill(name, wait=wait_, timeout=timeout, progress=status.update)
-    err.print(f"{name} killed" + (" and everything it owned is gone" if wait_ else ""))
-
-
-def gc(
-    older_than: Annotated[
-        str | None,
-        typer.Option(
-            help="Default TTL for apps without their own (e.g. 24h); without it only per-app TTLs."
-        ),
-    ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would go.")] = False,
-    cronjob: Annotated[
-        bool,
-        typer.Option(
-            "--cronjob",
-            help="Print a CronJob (and its least-privilege RBAC) running this in-cluster.",
-        ),
-    ] = False,
-    schedule: Annotated[str, typer.Option(help="CronJob schedule.")] = "*/10 * * * *",
-    image: Annotated[
-        str, typer.Option(help="CronJob image with sparkplane installed.")
-    ] = "sparkplane:latest",
-    in_cluster: Annotated[
-        bool, typer.Option("--in-cluster", help="Use the pod's service account.")
-    ] = False,
-    namespace: Namespace = "default",
-    all_namespaces: AllNamespaces = False,
-    output: OutputOpt = Output.table,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-) -> None:
-    """Delete finished native drivers past their TTL (and so everything they own)."""
-    ttl = parse_duration(older_than) if older_than else None
-    if cronjob:
-        bundle = (
+        rows.append(
             [
-                gc_cronjob(
-                    namespace,
-                    older_than=older_than or "24h",
-                    schedule=schedule,
-                    image=image,
-                    all_namespaces=True,
-                )
+                event_time(e),
+                str(e.get("type", "")),
+                str(e.get("reason", "")),
+                f"{obj.get('kind', '')}/{obj.get('name', '')}",
+                str(e.get("message", "")),
             ]
-            if all_namespaces
-            else gc_bundle(
-                namespace, older_than=older_than or "24h", schedule=schedule, image=image
-            )
         )
-        dump(bundle, output if output is not Output.table else Output.yaml)
-        return
-    if in_cluster:
-        from sparkplane.kube import Kube, connect
-
-        sp = SparkPlane(Kube(connect(in_cluster=True)), namespace)
-    else:
-        sp = _client(kubeconfig, context, namespace)
-    decisions = sp.gc(older_than=ttl, dry_run=dry_run, all_namespaces=all_namespaces)
-    if output in (Output.yaml, Output.json):
-        dump(
-            [
-                {"namespace": d.namespace, "name": d.name, "delete": d.delete, "reason": d.reason}
-                for d in decisions
-            ],
-            output,
-        )
-        return
-    table = Table("NAMESPACE", "DRIVER", "ACTION", "WHY", box=None, header_style="bold")
-    for d in decisions:
-        action = ("would delete" if dry_run else "deleted") if d.delete else "kept"
-        table.add_row(d.namespace, d.name, action, d.reason)
-    out.print(table)
+    return table(["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"], rows)

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from sparkplane.cli.console import err, out, progress
+from sparkplane.cli.console import note, progress, table, write
 from sparkplane.devcluster import DevCluster, DevClusterSettings
 
 app = typer.Typer(
@@ -72,7 +71,7 @@ def up(
         real_node=real_node,
     )
     path = cluster.up(progress)
-    out.print(str(path), markup=False)
+    write(str(path))
 
 
 @app.command()
@@ -99,7 +98,7 @@ def build(
 
         ensure_node_binaries(cache, progress)
         ensure_images(cache, progress)
-    out.print(str(bins.kube_apiserver.parent.parent), markup=False)
+    write(str(bins.kube_apiserver.parent.parent))
 
 
 @app.command()
@@ -115,11 +114,11 @@ def images(
     from sparkplane.devcluster.cluster import default_cache_dir
     from sparkplane.devcluster.images import cached_images
 
-    table = Table("IMAGE", "SIZE", "KEY", "ARCHIVE", box=None, pad_edge=False)
-    for image in cached_images(cache_dir or default_cache_dir()):
-        size = f"{image.size / (1 << 20):.0f}MiB"
-        table.add_row(image.ref, size, image.key[:12], str(image.archive))
-    out.print(table, markup=False, overflow="ignore", crop=False)
+    rows = [
+        [i.ref, f"{i.size / (1 << 20):.0f}MiB", i.key[:12], str(i.archive)]
+        for i in cached_images(cache_dir or default_cache_dir())
+    ]
+    write(table(["IMAGE", "SIZE", "KEY", "ARCHIVE"], rows))
 
 
 @app.command()
@@ -132,37 +131,33 @@ def down(
     """Stop every component (a real node leaves nothing on the host); the data is kept for the
     next `up` unless --purge."""
     stopped = _cluster(state_dir).down(purge=purge)
-    err.print("dev cluster stopped" if stopped else "dev cluster was not running", markup=False)
+    note("dev cluster stopped" if stopped else "dev cluster was not running")
     if purge:
-        err.print("its data was deleted", markup=False)
+        note("its data was deleted")
 
 
 @app.command()
 def status(state_dir: StateDir = None) -> None:
     """Show components (pid, memory) and nodes; exit code 1 if the cluster is not running."""
     st = _cluster(state_dir).status()
-    table = Table("component", "pid", "alive", "RSS MiB", title=f"dev cluster {st.server}")
-    for name, info in st.components.items():
-        table.add_row(
-            name, str(info["pid"]), "yes" if info["alive"] else "NO", str(info["rss_mib"])
-        )
-    out.print(table)
+    write(f"dev cluster {st.server}")
+    comps = [
+        [name, str(i["pid"]), "yes" if i["alive"] else "NO", str(i["rss_mib"])]
+        for name, i in st.components.items()
+    ]
+    write(table(["COMPONENT", "PID", "ALIVE", "RSS MiB"], comps))
     if st.nodes:
-        nodes = Table("node", "ready", "cpu", "memory", "pods")
-        for n in st.nodes:
-            nodes.add_row(n["name"], n["ready"], n["cpu"], n["memory"], n["pods"])
-        out.print(nodes)
+        rows = [[n["name"], n["ready"], n["cpu"], n["memory"], n["pods"]] for n in st.nodes]
+        write("\n" + table(["NODE", "READY", "CPU", "MEMORY", "PODS"], rows))
     if st.node_images:
-        imgs = Table("node image", "size")
-        for image in st.node_images:
-            imgs.add_row(image["name"], image["size"])
-        out.print(imgs)
+        rows = [[i["name"], i["size"]] for i in st.node_images]
+        write("\n" + table(["NODE IMAGE", "SIZE"], rows))
     if st.pods_memory_mib is not None:
-        out.print(f"real node: pods use {st.pods_memory_mib} MiB", markup=False)
+        write(f"real node: pods use {st.pods_memory_mib} MiB")
     total = sum(int(i["rss_mib"]) for i in st.components.values())
-    out.print(
-        f"running: {'yes' if st.running else 'no'}; control plane RSS {total} MiB; "
-        f"versions: " + ", ".join(f"{k} {v}" for k, v in st.versions.items())
+    write(
+        f"running: {'yes' if st.running else 'no'}; processes' RSS {total} MiB; "
+        "versions: " + ", ".join(f"{k} {v}" for k, v in st.versions.items())
     )
     if not st.running:
         raise typer.Exit(1)
@@ -171,11 +166,11 @@ def status(state_dir: StateDir = None) -> None:
 @app.command()
 def kubeconfig(state_dir: StateDir = None) -> None:
     """Print the path of the admin kubeconfig."""
-    out.print(str(_cluster(state_dir).kubeconfig), markup=False)
+    write(str(_cluster(state_dir).kubeconfig))
 
 
 @app.command()
 def env(state_dir: StateDir = None) -> None:
     """Print `export KUBECONFIG=...` (use: eval "$(sparkplane dev-cluster env)")."""
     path = _cluster(state_dir).kubeconfig
-    out.print(f"export KUBECONFIG={os.fspath(path)}", markup=False)
+    write(f"export KUBECONFIG={os.fspath(path)}")

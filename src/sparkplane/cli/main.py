@@ -1,59 +1,172 @@
-"""The ``sparkplane`` command: mounts each area's sub-commands and maps errors to exit codes."""
+"""The ``sparkplane`` command: loads only the sub-commands a command line needs, and turns
+every error into one message and a documented exit code (docs/cli.md); ``--debug`` (anywhere on
+the command line) shows the traceback instead.
+
+Commands are registered by name with their one-line help (:data:`COMMANDS`), and their module is
+imported when that command runs, so ``sparkplane --help`` and ``sparkplane get apps`` do not
+import the operator, the staging server, rich or prometheus_client.
+"""
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
+from typing import Any
 
 import typer
+import typer.core
+import typer.main
+from typer._click import core as click  # typer >= 0.29 vendors click
 
-from sparkplane.cli import apps, devcluster, security, submit
-from sparkplane.cli import operator as operator_cli
-from sparkplane.cli.console import err
-from sparkplane.errors import SparkplaneError
-from sparkplane.staging.cli import fetch_command, staging_app
+from sparkplane.cli import argv as cli_argv
+
+# name -> (module, attribute, short help); attribute is a Typer; a ":" suffix picks one of its
+# commands (the module's Typer holds several) instead of mounting the whole Typer as a group
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "render": (
+        "sparkplane.cli.submit",
+        "commands:render",
+        "Print the exact manifests a submission would create.",
+    ),
+    "submit": (
+        "sparkplane.cli.submit",
+        "commands:submit",
+        "Submit an application (native, operator or kubeflow).",
+    ),
+    "get": ("sparkplane.cli.apps", "commands:get", "Show resources (kubectl style)."),
+    "describe": ("sparkplane.cli.apps", "commands:describe", "Show one application in detail."),
+    "wait": ("sparkplane.cli.apps", "commands:wait", "Wait for an application."),
+    "logs": (
+        "sparkplane.cli.operations",
+        "commands:logs",
+        "Print the driver's (or an executor's) log.",
+    ),
+    "ui": (
+        "sparkplane.cli.operations",
+        "commands:ui",
+        "Print the Spark UI address (or port-forward).",
+    ),
+    "events": ("sparkplane.cli.operations", "commands:events", "Every event of an application."),
+    "kill": (
+        "sparkplane.cli.operations",
+        "commands:kill",
+        "Delete an application and what it owns.",
+    ),
+    "gc": ("sparkplane.cli.operations", "commands:gc", "Delete finished apps past their TTL."),
+    "rbac": ("sparkplane.cli.security", "app:rbac", "Least-privilege RBAC for an identity."),
+    "kubeconfig": ("sparkplane.cli.security", "app:kubeconfig", "A service-account kubeconfig."),
+    "operator": ("sparkplane.cli.operator", "app", "The spark.apache.org operator."),
+    "dev-cluster": ("sparkplane.cli.devcluster", "app", "The embedded local control plane."),
+    "staging": ("sparkplane.staging.cli", "staging_app", "The resource staging server."),
+    "history": ("sparkplane.cli.history", "app", "The Spark History Server: finished apps."),
+    "fetch": ("sparkplane.staging.cli", "fetch_app", "Download staged files (init-container)."),
+}
+EXIT_UNREACHABLE = 11
+
+
+def _load(name: str) -> click.Command:
+    module, attr, _ = COMMANDS[name]
+    obj_name, _, member = attr.partition(":")
+    if name == "dev-cluster":  # the simulator lives with the operator commands
+        from sparkplane.cli import devcluster
+        from sparkplane.cli import operator as operator_cli
+
+        if "simulate" not in {c.name for c in devcluster.app.registered_commands}:
+            devcluster.app.command("simulate")(operator_cli.simulate)
+    if name == "fetch":
+        from sparkplane.staging.cli import fetch_command
+
+        single = typer.Typer()
+        single.command("fetch")(fetch_command)
+        return typer.main.get_command(single)
+    obj = getattr(import_module(module), obj_name)
+    command = typer.main.get_command(obj)
+    if member and isinstance(command, typer.core.TyperGroup):
+        return command.commands[member]
+    return command
+
+
+class LazyGroup(typer.core.TyperGroup):
+    """A group whose sub-commands are imported when used, listed from :data:`COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command = _load(cmd_name)
+        command.name = cmd_name
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:  # type: ignore[name-defined]
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, h) for n, (_, _, h) in COMMANDS.items()])
+
 
 app = typer.Typer(
     name="sparkplane",
+    cls=LazyGroup,
     help="A Python control plane for Apache Spark on Kubernetes.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: rich help would import every command
+    add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
-app.command(context_settings=EXTRA)(submit.render)
-app.command(context_settings=EXTRA)(submit.submit)
-app.add_typer(apps.get_app, name="get")
-app.command()(apps.wait)
-app.command()(apps.logs)
-app.command()(apps.ui)
-app.command()(apps.events)
-app.command()(apps.kill)
-app.command()(apps.gc)
-app.add_typer(security.app)  # rbac, kubeconfig
-app.add_typer(operator_cli.app, name="operator")
-devcluster.app.command("simulate")(operator_cli.simulate)
-app.add_typer(devcluster.app, name="dev-cluster")
-app.add_typer(staging_app, name="staging", help="The resource staging server.")
-app.command("fetch")(fetch_command)
 
 
-def main() -> None:
-    """Console-script entry point: sparkplane errors become a message and a documented exit code."""
+@app.callback()
+def _root() -> None:
+    """A Python control plane for Apache Spark on Kubernetes."""
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: errors become one message and a documented exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args[: args.index("--")] if "--" in args else "--debug" in args
+    args = cli_argv.prepare([a for a in args if a != "--debug"] if debug else args)
     try:
-        code = app(standalone_mode=False)
-    except SparkplaneError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc}", markup=True, highlight=False)
-        sys.exit(exc.exit_code)
+        code: Any = app(args=args, prog_name="sparkplane", standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        err.print("aborted")
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("aborted\n")
         sys.exit(130)
-    except Exception as exc:  # usage errors of the CLI framework carry show() + exit_code
-        code = getattr(exc, "exit_code", None)
-        show = getattr(exc, "show", None)
-        if callable(show) and isinstance(code, int):
+    except Exception as exc:
+        show, usage_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(usage_code, int):  # usage errors: message, exit 2
             show()
-            sys.exit(code)
-        raise
+            sys.exit(usage_code)
+        if debug:
+            raise
+        _fail(*_describe(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _describe(exc: Exception) -> tuple[str, int]:
+    """The message and exit code of any exception (sparkplane's own carry theirs)."""
+    from sparkplane.errors import SparkplaneError
+
+    if isinstance(exc, SparkplaneError):
+        return str(exc), exc.exit_code
+    module = type(exc).__module__
+    if module.startswith("urllib3") or isinstance(exc, ConnectionError | TimeoutError):
+        reason = getattr(exc, "reason", None) or exc
+        return (
+            f"cannot reach the Kubernetes API server: {reason} (is the cluster up, and do "
+            "--kubeconfig/--context name it?)",
+            EXIT_UNREACHABLE,
+        )
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", 3
+    return (
+        f"unexpected {type(exc).__name__}: {exc} (run again with --debug for the traceback, "
+        "and please report it)",
+        1,
+    )

@@ -82,7 +82,9 @@ def manifests(
 ) -> None:
     """Print the CRDs, RBAC and Deployment as YAML (or regenerate deploy/ with --write)."""
     if write is not None:
-        for path in deploy.write(write):
+        from sparkplane.operator import chart
+
+        for path in chart.write(write):
             progress(f"wrote {path}")
         return
     from sparkplane.operator.crd import crds
@@ -143,6 +145,14 @@ def run(
     install_crds_first: Annotated[
         bool, typer.Option("--install-crds", help="Apply the CRDs before starting.")
     ] = False,
+    pod_template_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--pod-template-dir",
+            help="The only directory SparkApplications may name in *.podTemplateFile "
+            "(default: none; use spec.driverSpec/executorSpec.podTemplateSpec).",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
     """Run the operator in this process until interrupted."""
@@ -167,6 +177,7 @@ def run(
         sweep_seconds=sweep_seconds,
         identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
+        pod_template_dir=pod_template_dir,
     )
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")

@@ -1,13 +1,18 @@
-"""Options every cluster-facing command shares, kubectl style, and the client they build."""
+"""Options every cluster-facing command shares, kubectl style, and the client they build.
+
+``-n`` defaults to the kubeconfig context's namespace (kubectl's rule), resolved by the
+use-case layer (:mod:`sparkplane.usecases.connection`), as for ``SparkPlane.connect``.
+"""
 
 from __future__ import annotations
 
-import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sparkplane.kube import Kube, connect
+if TYPE_CHECKING:
+    from sparkplane.client import SparkPlane
+    from sparkplane.kube import Kube
 
 Kubeconfig = Annotated[
     str | None,
@@ -27,19 +32,29 @@ Context = Annotated[
     ),
 ]
 Namespace = Annotated[
-    str,
-    typer.Option("-n", "--namespace", help="Namespace.", envvar="SPARKPLANE_NAMESPACE"),
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace (default: the kubeconfig context's, else default).",
+        envvar="SPARKPLANE_NAMESPACE",
+        show_default=False,
+    ),
 ]
 AllNamespaces = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
 ]
 
 
+def client(kubeconfig: str | None, context: str | None, namespace: str | None) -> SparkPlane:
+    """The Python API's client for these options (the CLI calls nothing else)."""
+    from sparkplane.client import SparkPlane
+
+    return SparkPlane.connect(kubeconfig=kubeconfig, context=context, namespace=namespace)
+
+
 def make_kube(kubeconfig: str | None = None, context: str | None = None) -> Kube:
     """A gateway from the common options, or from APISERVER/TOKEN/CACERT (the seed's hard way)."""
-    server = os.environ.get("APISERVER")
-    if server and not kubeconfig and not context:
-        return Kube(
-            connect(server=server, token=os.environ.get("TOKEN"), ca_cert=os.environ.get("CACERT"))
-        )
-    return Kube(connect(kubeconfig=kubeconfig, context=context))
+    from sparkplane.usecases.connection import resolve
+
+    return resolve(kubeconfig=kubeconfig, context=context).open()

@@ -17,7 +17,7 @@ from sparkplane.cli.console import err, out, progress
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
 from sparkplane.kube.refs import describe
 from sparkplane.lifecycle.ttl import parse_duration
-from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
+from sparkplane.security.kubeconfig import check_duration, mint_kubeconfig, write_private
 from sparkplane.security.rbac import bodies, render, to_json, to_yaml
 from sparkplane.security.rules import Identity
 
@@ -96,8 +96,11 @@ def kubeconfig(
         typer.Option("-n", "--namespace", help="Its namespace (set in the context)."),
     ],
     duration: Annotated[
-        str, typer.Option(help="Token lifetime, e.g. 30m, 1h, 7d (at least 10m).")
+        str, typer.Option(help="Token lifetime, e.g. 30m, 1h, 7d (10m to 7d).")
     ] = "1h",
+    force: Annotated[
+        bool, typer.Option("--force", help="Allow a --duration longer than 7d.")
+    ] = False,
     output_file: Annotated[
         Path | None,
         typer.Option("-o", "--output", help="Write here with mode 0600 (default: stdout)."),
@@ -108,10 +111,16 @@ def kubeconfig(
 ) -> None:
     """Write a kubeconfig for a service account (TokenRequest API, CA embedded, expiring)."""
     lifetime = parse_duration(duration, field="--duration")
+    check_duration(lifetime, force=force)  # before connecting
     kube = make_kube(kubeconfig, context)
     try:
         minted = mint_kubeconfig(
-            kube, service_account, namespace, duration=lifetime, cluster_name=cluster_name
+            kube,
+            service_account,
+            namespace,
+            duration=lifetime,
+            cluster_name=cluster_name,
+            force=force,
         )
     finally:
         kube.close()

@@ -1,59 +1,47 @@
-"""``sparkplane render`` and ``sparkplane submit``."""
+"""``sparkplane render`` and ``sparkplane submit``: parse, call ``SparkPlane``, print.
+
+spark-submit arguments follow sparkplane's own options; the primary resource ends the options
+and everything after it is the application's (``sparkplane.cli.argv`` splits the command line
+before the option parser sees it, so ``-n 5`` or ``-h`` after the jar reach the app).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sparkplane.cli.console import Output, dump, err, out, progress
-from sparkplane.cli.inputs import Source, read_source
-from sparkplane.cli.options import Context, Kubeconfig, make_kube
-from sparkplane.errors import Problem, ValidationError
+from sparkplane.cli.console import Output, dump, note, progress, write
+from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
 from sparkplane.lifecycle.apps import Mode
-from sparkplane.lifecycle.submit import (
-    SubmitOptions,
-    render_native,
-    submit_native,
-    submit_objects,
-    submit_operator,
-)
-from sparkplane.lifecycle.ttl import parse_duration
-from sparkplane.render import render_operator_cr
-from sparkplane.spec import validate
 
+if TYPE_CHECKING:
+    from sparkplane.client import SparkPlane
+
+commands = typer.Typer()
 EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
 File = Annotated[
     Path | None,
-    typer.Option("-f", "--file", help="A SparkApplication manifest.", exists=True, dir_okay=False),
+    typer.Option("-f", "--file", help="A SparkApplication manifest.", dir_okay=False),
 ]
 TemplatePath = Annotated[
     Path | None,
     typer.Option(
-        "--template",
-        help="A directory or multi-document file of your own manifests (${VAR}).",
-        exists=True,
+        "--template", help="A directory or multi-document file of your own manifests (${VAR})."
     ),
 ]
 Sets = Annotated[list[str], typer.Option("--set", help="VAR=value for --template (repeatable).")]
 Values = Annotated[
     Path | None,
-    typer.Option("--values", help="VAR=value lines for --template.", exists=True, dir_okay=False),
+    typer.Option("--values", help="VAR=value lines for --template.", dir_okay=False),
 ]
 ModeOpt = Annotated[
     Mode,
     typer.Option(
-        "--mode", help="native: driver pod; operator: a spark.apache.org SparkApplication."
-    ),
-]
-Ns = Annotated[
-    str | None,
-    typer.Option(
-        "-n",
-        "--namespace",
-        help="Namespace (default: the spec's, else default).",
-        show_default=False,
+        "--mode",
+        help="native: driver pod; operator: a spark.apache.org SparkApplication; kubeflow: a "
+        "sparkoperator.k8s.io/v1beta2 SparkApplication.",
     ),
 ]
 SubmissionId = Annotated[
@@ -62,7 +50,7 @@ SubmissionId = Annotated[
         "--submission-id", help="Makes submit idempotent: the same id gives the same app."
     ),
 ]
-OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="yaml or json.")]
+OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="yaml, json or name.")]
 StagingServer = Annotated[
     str | None,
     typer.Option(
@@ -77,9 +65,7 @@ StagingInternal = Annotated[
     str | None,
     typer.Option(
         "--staging-internal-server",
-        help="The staging URL pods download from, if not --staging-server (e.g. "
-        "http://sparkplane-staging.sparkplane-system.svc:10000 while you upload via a "
-        "port-forward or an Ingress).",
+        help="The staging URL pods download from, if not --staging-server.",
         show_default=False,
     ),
 ]
@@ -88,40 +74,47 @@ StagingCa = Annotated[
     typer.Option(
         "--staging-ca-file",
         help="CA bundle to trust for an HTTPS staging server (also given to the init-container).",
-        exists=True,
         dir_okay=False,
         show_default=False,
     ),
 ]
 
 
-def _objects(source: Source, mode: Mode, opts: SubmitOptions, server: str | None) -> list[Any]:
-    if source.template is not None:
-        return source.template.objects
-    assert source.app is not None
-    if mode is Mode.APACHE:
-        validate(source.app)
-        return [render_operator_cr(source.app)]
-    return render_native(source.app, server, opts).objects
+def _client(
+    kubeconfig: str | None, context: str | None, namespace: str | None, *, offline_ok: bool
+) -> SparkPlane:
+    """The client; a dry run also works with no kubeconfig at all (nothing is contacted)."""
+    from sparkplane.client import SparkPlane
+    from sparkplane.errors import ConfigError
+
+    try:
+        return client(kubeconfig, context, namespace)
+    except ConfigError:
+        if not offline_ok or kubeconfig or context:
+            raise
+        return SparkPlane.offline(namespace or "default")
 
 
+@commands.command(context_settings=EXTRA)
 def render(
     ctx: typer.Context,
     file: File = None,
     template: TemplatePath = None,
     set_: Sets = [],  # noqa: B006 - typer reads the default
     values: Values = None,
-    namespace: Ns = None,
+    namespace: Namespace = None,
     mode: ModeOpt = Mode.NATIVE,
     submission_id: SubmissionId = None,
     output: OutputOpt = Output.yaml,
     staging_server: StagingServer = None,
     staging_internal_server: StagingInternal = None,
     staging_ca_file: StagingCa = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
 ) -> None:
     """Print the exact manifests a submission would create; nothing is created.
 
-    Spark-submit style flags may follow the options, e.g. `sparkplane render --name pi
+    spark-submit arguments may follow the options, e.g. `sparkplane render --name pi
     --image apache/spark:4.0.1 --class org.apache.spark.examples.SparkPi
     local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar 100`.
     """
@@ -139,16 +132,19 @@ def render(
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,
+        kubeconfig=kubeconfig,
+        context=context,
     )
 
 
+@commands.command(context_settings=EXTRA)
 def submit(
     ctx: typer.Context,
     file: File = None,
     template: TemplatePath = None,
     set_: Sets = [],  # noqa: B006
     values: Values = None,
-    namespace: Ns = None,
+    namespace: Namespace = None,
     mode: ModeOpt = Mode.NATIVE,
     submission_id: SubmissionId = None,
     ttl: Annotated[
@@ -169,56 +165,64 @@ def submit(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Submit an application: natively (default) or as a SparkApplication for an operator."""
-    source = read_source(
-        file=file,
+    """Submit an application: natively (default) or as a SparkApplication for an operator.
+
+    Inputs: -f SPEC, --template DIR, or spark-submit arguments (the primary resource ends the
+    options; what follows it is passed to the application)."""
+    from sparkplane.lifecycle.ttl import parse_duration
+
+    sp = _client(kubeconfig, context, namespace, offline_ok=dry_run)
+    source = sp.source(
+        file,
+        argv=list(ctx.args) or None,
         template=template,
-        sets=set_,
         values=values,
-        flags=list(ctx.args),
+        set=set_,
         namespace=namespace,
         submission_id=submission_id,
     )
-    opts = SubmitOptions(
+    if source.verbose:
+        note(f"master: {source.master or 'the kubeconfig cluster'}")
+        note(f"namespace: {source.namespace or sp.namespace}")
+        if source.app is not None:
+            import yaml
+
+            spec = source.app.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+            note("parsed spec:\n" + yaml.safe_dump(spec, sort_keys=False).rstrip())
+    if dry_run:
+        objects = sp.render(
+            source,
+            mode=mode,
+            submission_id=submission_id,
+            staging_server=staging_server,
+            staging_internal_server=staging_internal_server,
+            staging_ca_file=staging_ca_file,
+        )
+        if output is Output.name:
+            for obj in objects:
+                write(f"{obj['kind'].lower()}/{obj['metadata']['name']}")
+        else:
+            dump(objects, output if output is not Output.table else Output.yaml)
+        return
+    result = sp.submit(
+        source,
+        mode=mode,
         submission_id=submission_id,
-        ttl_seconds=int(parse_duration(ttl, field="--ttl").total_seconds()) if ttl else None,
+        ttl=parse_duration(ttl, field="--ttl") if ttl else None,
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,
     )
-    if source.template is not None and (staging_server or mode is Mode.APACHE):
-        raise ValidationError(
-            [
-                Problem(
-                    "--template",
-                    "template mode submits your own manifests natively: "
-                    "--staging-server and --mode operator do not apply",
-                    "reference files already in the image (local://) or use -f with a spec",
-                )
-            ],
-            subject="command line",
-        )
-    if dry_run:
-        dump(_objects(source, mode, opts, None), output)
-        return
-    kube = make_kube(kubeconfig, context)
-    if source.template is not None:
-        t = source.template
-        result = submit_objects(kube, t.driver, t.dependents, opts=opts)
-    elif mode is Mode.APACHE:
-        assert source.app is not None
-        result = submit_operator(kube, source.app, opts)
-    else:
-        assert source.app is not None
-        result = submit_native(kube, source.app, opts)
     verb = "already submitted" if result.existing else "submitted"
-    err.print(
-        f"{verb} [bold]{result.name}[/bold] in {result.namespace} ({result.mode.value}); "
+    if result.completed:
+        verb = f"completed an interrupted submission (added {', '.join(result.completed)}) of"
+    note(
+        f"{verb} {result.name} in {result.namespace} ({result.mode.value}); "
         f"created {', '.join(result.objects)}"
     )
-    out.print(result.name, markup=False)
+    write(result.name)
     if wait:
         from sparkplane.cli.apps import wait_for_app
 
-        wait_for_app(kube, result.name, result.namespace, "finished", timeout)
+        wait_for_app(sp, result.name, result.namespace, "finished", timeout)
     progress(f"follow it with: sparkplane logs -f {result.name} -n {result.namespace}")

@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import urllib3
 from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
 
 from sparkplane.errors import KubeError
 from sparkplane.kube.discovery import Discovery, Resource
-from sparkplane.kube.errors import error_for
+from sparkplane.kube.errors import error_for, transport_error
 
 Propagation = Literal["Background", "Foreground", "Orphan"]
 PatchType = Literal["merge", "strategic", "json"]
@@ -75,9 +77,16 @@ class Kube:
         )
         if self.before_write is not None and method != "GET":
             self.before_write(method, path)
-        resp = self.api.call_api(
-            method_, url, hdrs, data, post, _request_timeout=timeout or self.timeout
-        )
+        try:
+            resp = self.api.call_api(
+                method_, url, hdrs, data, post, _request_timeout=timeout or self.timeout
+            )
+        except (urllib3.exceptions.HTTPError, ApiException, OSError) as exc:
+            # no HTTP answer (the client turns SSL errors into ApiException status 0)
+            if isinstance(exc, ApiException) and exc.status:
+                raise
+            size = len(body) if isinstance(body, bytes | str) else len(json.dumps(body or ""))
+            raise transport_error(exc, method=method, url=path, body_bytes=size) from exc
         if resp.status >= 400:
             raw = resp.read()
             resp.response.release_conn()

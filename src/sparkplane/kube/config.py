@@ -245,6 +245,33 @@ def context_namespace(
     return select_context(files, context).namespace if files else None
 
 
+def contexts_for_server(kubeconfig: str | os.PathLike[str] | None, server: str) -> list[str]:
+    """Contexts of the (merged) kubeconfig whose cluster's server is ``server`` (what
+    spark-submit's ``--master k8s://<server>`` selects), current context first."""
+    files = kubeconfig_files(kubeconfig)
+    found: list[str] = []
+    current: str | None = None
+    clusters: dict[str, str] = {}
+    contexts: dict[str, str] = {}
+    for file in files:
+        try:
+            doc = yaml.safe_load(file.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read kubeconfig {file}: {exc}") from exc
+        current = current or doc.get("current-context") or None
+        for item in doc.get("clusters") or []:
+            clusters.setdefault(item.get("name", ""), (item.get("cluster") or {}).get("server", ""))
+        for item in doc.get("contexts") or []:
+            contexts.setdefault(
+                item.get("name", ""), (item.get("context") or {}).get("cluster", "")
+            )
+    wanted = server.rstrip("/")
+    for name, cluster in contexts.items():
+        if clusters.get(cluster, "").rstrip("/") == wanted:
+            found.append(name)
+    return sorted(found, key=lambda n: n != current)
+
+
 def _from_selected(sel: Selected) -> k8s.Configuration:
     cfg = k8s.Configuration()
     user = dict(sel.user)

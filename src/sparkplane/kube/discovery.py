@@ -51,7 +51,10 @@ class Discovery:
 
     def resolve(self, api_version: str, kind: str) -> Resource:
         """The resource for ``kind`` in ``api_version``; raises KubeError naming both if unknown."""
-        for refresh in (False, True):
+        with self._lock:
+            cached = api_version in self._by_gv
+        # a cached list may predate a CRD: refresh once; a list fetched just now is current
+        for refresh in (False, True) if cached else (False,):
             kinds = self._kinds(api_version, refresh=refresh)
             if kind in kinds:
                 return kinds[kind]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sparkplane.errors import GoneError, KubeError
+from sparkplane.errors import GoneError, KubeError, NotFoundError
 from sparkplane.kube.client import Kube
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,16 @@ class Informer:
             except GoneError:
                 log.info("%s watch expired (410 Gone): relisting", self.kind)
                 need_list = True
+            except NotFoundError as exc:
+                # the API is not served (its CRD was deleted, or is being deleted): there is
+                # nothing of this kind, which is a synced, empty cache; look again later
+                if self._stopping.is_set():
+                    return
+                log.info("%s is not served (%s): empty until it is", self.kind, exc)
+                self._forget_all()
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 10.0)
+                need_list = True
             except Exception as exc:
                 if self._stopping.is_set():
                     return
@@ -127,6 +137,14 @@ class Informer:
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)
                 need_list = not isinstance(exc, KubeError) or exc.code >= 500 or exc.code == 0
+
+    def _forget_all(self) -> None:
+        with self._lock:
+            old, self._store = self._store, {}
+        for obj in old.values():
+            self._emit("DELETED", obj)
+        self.resource_version = ""
+        self._synced.set()
 
     def _relist(self) -> None:
         page = self.kube.list_page(

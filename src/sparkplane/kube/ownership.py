@@ -6,21 +6,47 @@ ownerReference to the owner's uid, which exists only now. Pre-resources are then
 merge patch. If any step fails, everything created so far is deleted (the owner with Background
 propagation, so the garbage collector also sweeps whatever got its reference) and
 :class:`~sparkplane.errors.SubmissionError` says what failed and whether anything is left.
+
+A process killed between the steps cannot roll back, so the owner carries the list of its
+dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it exists: a retry with the same
+names (:func:`resume_owned`) completes or removes the half-made unit, and ``sparkplane gc``
+finds owners whose dependents never came (:mod:`sparkplane.lifecycle.halfmade`). Sizes the API
+server would refuse are refused before the first create (:mod:`sparkplane.spec.limits`).
+For fault-injection tests only, ``SPARKPLANE_FAULT_KILL_AFTER`` (``owner``, ``dependent:N``,
+``pre-resources``) SIGKILLs this process right after that step.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import os
+import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkplane.errors import KubeError, NotFoundError, SubmissionError
+from sparkplane.errors import (
+    AlreadyExistsError,
+    KubeError,
+    NotFoundError,
+    SubmissionError,
+    ValidationError,
+)
 from sparkplane.kube.client import Kube
 from sparkplane.kube.refs import describe, owner_reference
+from sparkplane.lifecycle.halfmade import DEPENDENTS_KEY, dependents_of, owned_by
+from sparkplane.spec.limits import object_size_problems
 
 Obj = dict[str, Any]
 _POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sparkplane-create")
+FAULT_ENV = "SPARKPLANE_FAULT_KILL_AFTER"
+
+
+def _fault_point(step: str) -> None:
+    """Fault injection for the crash-safety tests: die like ``kill -9`` after ``step``."""
+    if os.environ.get(FAULT_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -52,6 +78,10 @@ def create_owned(
     namespace: str | None = None,
 ) -> Created:
     """Create ``owner`` and ``dependents`` (owned by it) atomically from the user's view."""
+    problems = object_size_problems([*(pre_resources or []), owner, *dependents])
+    if problems:
+        raise ValidationError(problems, subject="application objects")
+    owner = announce_dependents(owner, dependents)
     made: list[Obj] = []
     step = "creating"
     current = ""
@@ -59,35 +89,28 @@ def create_owned(
         pre = []
         for obj in pre_resources or []:
             current = describe(obj)
-            pre.append(kube.create(obj, namespace))
-            made.append(pre[-1])
+            try:
+                pre.append(kube.create(obj, namespace))
+                made.append(pre[-1])
+            except AlreadyExistsError:
+                left = _leftover(kube, obj, namespace)
+                if left is None:
+                    raise
+                pre.append(left)  # an interrupted submission's, with the same names
+        if pre:
+            _fault_point("pre-resources")
         current = describe(owner)
         created_owner = kube.create(owner, namespace)
         made.append(created_owner)
+        _fault_point("owner")
         owned = [with_owner(d, created_owner) for d in dependents]
-        futures = [(describe(d), _POOL.submit(kube.create, d, namespace)) for d in owned]
-        created: list[Obj] = []
-        failure: tuple[str, BaseException] | None = None
-        for text, fut in futures:
-            try:
-                created.append(fut.result())
-                made.append(created[-1])
-            except BaseException as error:  # collect every outcome before rolling back
-                failure = failure or (text, error)
+        created, failure = _create_all(kube, owned, namespace, made)
         if failure:
             current = failure[0]
             raise failure[1]
         step = "adopting"
-        for obj in pre:
-            current = describe(obj)
-            meta = obj["metadata"]
-            kube.patch(
-                obj["apiVersion"],
-                obj["kind"],
-                meta["name"],
-                {"metadata": {"ownerReferences": [owner_reference(created_owner)]}},
-                meta.get("namespace"),
-            )
+        current = ", ".join(describe(o) for o in pre)
+        adopt(kube, pre, created_owner, namespace)
         return Created(owner=created_owner, dependents=created, pre_resources=pre)
     except BaseException as exc:
         leaked = rollback(kube, made)
@@ -104,6 +127,61 @@ def create_owned(
             rolled_back=[describe(o) for o in made],
             leaked=leaked,
         ) from exc
+
+
+def _leftover(kube: Kube, obj: Obj, namespace: str | None) -> Obj | None:
+    """``obj`` as it exists with no owner: a pre-resource a killed submission created under
+    the same (submission-derived) names before its owner existed. Anything owned is not ours."""
+    meta = obj["metadata"]
+    found = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+    if found is None or (found.get("metadata") or {}).get("ownerReferences"):
+        return None
+    return found
+
+
+def adopt(kube: Kube, objects: list[Obj], owner: Obj, namespace: str | None) -> None:
+    """Give ``objects`` an ownerReference to ``owner`` (a merge patch each)."""
+    for obj in objects:
+        meta = obj["metadata"]
+        kube.patch(
+            obj["apiVersion"],
+            obj["kind"],
+            meta["name"],
+            {"metadata": {"ownerReferences": [owner_reference(owner)]}},
+            meta.get("namespace") or namespace,
+        )
+
+
+def announce_dependents(owner: Obj, dependents: list[Obj]) -> Obj:
+    """A copy of ``owner`` annotated with what it should own (read by retries and gc)."""
+    out = copy.deepcopy(owner)
+    refs = [[d["apiVersion"], d["kind"], d["metadata"]["name"]] for d in dependents]
+    annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations[DEPENDENTS_KEY] = json.dumps(refs, separators=(",", ":"))
+    return out
+
+
+def _create_all(
+    kube: Kube, owned: list[Obj], namespace: str | None, made: list[Obj]
+) -> tuple[list[Obj], tuple[str, BaseException] | None]:
+    """Create ``owned`` concurrently (in order when a fault point is armed); append each
+    success to ``made``; return the created objects and the first failure."""
+    created: list[Obj] = []
+    failure: tuple[str, BaseException] | None = None
+    if os.environ.get(FAULT_ENV, "").startswith("dependent:"):
+        for i, obj in enumerate(owned, start=1):
+            created.append(kube.create(obj, namespace))
+            made.append(created[-1])
+            _fault_point(f"dependent:{i}")
+        return created, None
+    futures = [(describe(d), _POOL.submit(kube.create, d, namespace)) for d in owned]
+    for text, fut in futures:
+        try:
+            created.append(fut.result())
+            made.append(created[-1])
+        except BaseException as error:  # collect every outcome before rolling back
+            failure = failure or (text, error)
+    return created, failure
 
 
 def rollback(kube: Kube, objects: list[Obj]) -> list[str]:
@@ -125,3 +203,86 @@ def rollback(kube: Kube, objects: list[Obj]) -> list[str]:
         except KubeError:
             leaked.append(describe(obj))
     return leaked
+
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass
+class Resumed:
+    """What :func:`resume_owned` found and did: the owner, and the dependents it had to add."""
+
+    owner: Obj
+    added: list[str] = field(default_factory=list)
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.added)
+
+
+def resume_owned(
+    kube: Kube,
+    existing: Obj,
+    dependents: list[Obj],
+    *,
+    pre_resources: list[Obj] | None = None,
+    namespace: str | None = None,
+) -> Resumed:
+    """A retry met ``existing`` (the owner an earlier attempt created under the same names):
+    create the dependents it is missing, or remove the half-made unit and raise.
+
+    Complete when the owner has not finished: dependents are created owned by it (the kubelet
+    retries a missing ConfigMap volume, so a pending driver then starts). Roll back when it
+    has already finished (it ran without them) or when completing fails; then
+    :class:`SubmissionError` says so and that a new submit starts afresh. Never reports a
+    half-made unit as submitted.
+    """
+    uid = meta_of(existing).get("uid", "")
+    expected = dependents_of(existing)
+    by_ref = {(d["apiVersion"], d["kind"], d["metadata"]["name"]): d for d in dependents}
+    refs = expected if expected is not None else list(by_ref)
+    missing: list[Obj] = []
+    present: list[Obj] = []
+    for ref in refs:
+        api_version, kind, name = ref
+        found = kube.get_or_none(api_version, kind, name, namespace)
+        if owned_by(found, uid):
+            present.append(found)  # type: ignore[arg-type]
+        elif ref in by_ref:
+            missing.append(by_ref[ref])
+    orphans = [o for o in (_leftover(kube, p, namespace) for p in pre_resources or []) if o]
+    if orphans:  # killed before the pre-resources were adopted
+        adopt(kube, orphans, existing, namespace)
+    if not missing:
+        return Resumed(existing, added=[f"owner of {describe(o)}" for o in orphans])
+    what = describe(existing)
+    absent = ", ".join(describe(d) for d in missing)
+    phase = (existing.get("status") or {}).get("phase", "")
+    if phase in TERMINAL_PHASES:
+        leaked = rollback(kube, [*present, existing])
+        raise SubmissionError(
+            f"an earlier submission with this id left {what} without {absent} and it has "
+            f"already finished ({phase}): removed it"
+            + (f"; could NOT delete: {', '.join(leaked)}" if leaked else "")
+            + ". Submit again to start afresh.",
+            rolled_back=[what],
+            leaked=leaked,
+        )
+    owned = [with_owner(d, existing) for d in missing]
+    made: list[Obj] = []
+    created, failure = _create_all(kube, owned, namespace, made)
+    if failure is not None and not isinstance(failure[1], AlreadyExistsError):
+        leaked = rollback(kube, [*present, *made, existing])
+        raise SubmissionError(
+            f"completing the half-made {what} failed at {failure[0]}: {failure[1]}; removed "
+            "it" + (f", could NOT delete: {', '.join(leaked)}" if leaked else "") + ". Submit "
+            "again to start afresh.",
+            rolled_back=[describe(o) for o in [existing, *present, *made]],
+            leaked=leaked,
+        ) from failure[1]
+    return Resumed(existing, added=[describe(o) for o in created])
+
+
+def meta_of(obj: Obj) -> Obj:
+    meta: Obj = obj.get("metadata") or {}
+    return meta

@@ -1,4 +1,5 @@
-"""Every event of an application's objects, in time order (what ``sparkplane events`` shows)."""
+"""Every event of an application's objects, in time order (what ``sparkplane events`` shows),
+and :func:`describe` (``sparkplane describe``: summary, owned objects, events)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,15 @@ def app_events(kube: Kube, app: App) -> list[Obj]:
         if (e.get("involvedObject") or {}).get("name") in names
     ]
     return sorted(events, key=event_time)
+
+
+def describe(kube: Kube, app: App) -> dict[str, Any]:
+    """The app's summary, the objects it owns (that this identity may list) and its events."""
+    from sparkplane.lifecycle.kill import remaining_objects
+
+    uid = app.owner.get("metadata", {}).get("uid", "")
+    return {
+        "app": app.summary(),
+        "objects": remaining_objects(kube, app.namespace, {uid}) if uid else [],
+        "events": app_events(kube, app),
+    }

@@ -7,9 +7,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sparkplane.errors import NotFoundError, TimeoutExpired
+from sparkplane.errors import ForbiddenError, NotFoundError, TimeoutExpired
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import App
+from sparkplane.lifecycle.archive_logs import archive_app
 
 Obj = dict[str, Any]
 OWNED_KINDS = (
@@ -22,9 +23,19 @@ OWNED_KINDS = (
 )
 
 
+def _listable(kube: Kube, api: str, kind: str, namespace: str) -> list[Obj]:
+    """The objects of a kind, or none if this identity may not list it (the least-privilege
+    client may create Secrets but never read them; the garbage collector removes those)."""
+    try:
+        return kube.list(api, kind, namespace)
+    except ForbiddenError:
+        return []
+
+
 def remaining_objects(kube: Kube, namespace: str, uids: set[str]) -> list[str]:
-    """Objects still owned (directly or through an owned object) by any of ``uids``."""
-    objs = [o for api, kind in OWNED_KINDS for o in kube.list(api, kind, namespace)]
+    """Objects still owned (directly or through an owned object) by any of ``uids``, among
+    the kinds this identity may list."""
+    objs = [o for api, kind in OWNED_KINDS for o in _listable(kube, api, kind, namespace)]
     owners = set(uids)
     grew = True
     while grew:  # follow ownership chains: CR -> driver pod -> executor pods / ConfigMaps
@@ -56,6 +67,7 @@ def kill(
     meta = owner.get("metadata", {})
     uid = meta.get("uid", "")
     kind = app.owner_kind
+    archive_app(kube, app, "killed")  # keep its logs first (best effort)
     try:
         kube.delete(
             kind.api_version,

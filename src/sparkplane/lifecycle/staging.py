@@ -15,6 +15,9 @@ first two. If the submission fails after the upload, or meets an earlier submiss
 same id, the bundle is deleted on the server (``DELETE``, authorised by its secret); if even
 that fails the error says so: a never-downloaded bundle expires server-side
 (``--unused-expiry``). The rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
+The staging client's coroutines run on sparkplane's background loop
+(:mod:`sparkplane.lifecycle.runtime`), never through ``asyncio.run``, so a submit works inside a
+running event loop (a notebook cell).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 from sparkplane.errors import Problem, SparkplaneError, SubmissionError, ValidationError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import MANAGED_BY
+from sparkplane.lifecycle.runtime import run_coroutine
 from sparkplane.render.steps.staging import (
     CA_KEY,
     SECRET_KEY,
@@ -42,7 +46,7 @@ from sparkplane.render.steps.staging import (
 from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
 from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
 from sparkplane.staging.bundle import pack_bundle_measured
-from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
+from sparkplane.staging.client import StagedResource, delete_bundle_async, upload_bundle_async
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
 
@@ -60,7 +64,7 @@ class StagingOptions:
     ca_file: Path | None = None
     """CA bundle to trust for an HTTPS server; also shipped to the init-container."""
     init_image: str | None = None
-    """Image of the init-container (default ``sparkplane:latest``)."""
+    """Image of the init-container (default ``sparkplane.SPARKPLANE_IMAGE``)."""
     base_dir: Path | None = None
     """Relative local paths are resolved here (default: the working directory)."""
     internal_server: str | None = None
@@ -91,8 +95,10 @@ class StagedUpload:
             return ""
         rid = self.resource.resource_id
         try:
-            delete_bundle(
-                self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
+            run_coroutine(
+                delete_bundle_async(
+                    self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
+                )
             )
         except SparkplaneError as exc:
             return (
@@ -186,8 +192,10 @@ def stage(
         _, unpacked = pack_bundle_measured(files, bundle)
         token = _upload_token(options, kube)
         try:
-            resource = upload_bundle(
-                options.server, bundle, owner, ca_file=options.ca_file, token=token
+            resource = run_coroutine(
+                upload_bundle_async(
+                    options.server, bundle, owner, ca_file=options.ca_file, token=token
+                )
             )
         except StagingClientError as exc:
             if exc.status != 401 or token:

@@ -8,7 +8,8 @@ With a staging server (``SubmitOptions.staging_server``), submitter-local depend
 uploaded first and fetched by an init-container (:mod:`sparkplane.lifecycle.staging`).
 
 A submission id makes a submit idempotent: the names derive from it, so a retry meets the objects
-of the first attempt (AlreadyExists) and returns that application instead of starting another.
+of the first attempt (AlreadyExists) and returns that application instead of starting another;
+if the first attempt died half-way, the retry completes it or removes it (``resume_owned``).
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from sparkplane.errors import (
     ValidationError,
 )
 from sparkplane.kube import Kube
-from sparkplane.kube.ownership import create_owned
+from sparkplane.kube.ownership import create_owned, resume_owned
 from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
 from sparkplane.lifecycle.apps import submission_label as label_value
+from sparkplane.lifecycle.history_kube import with_namespace_event_log
 from sparkplane.lifecycle.staging import StagingOptions, staged_submission
 from sparkplane.lifecycle.ttl import TTL_KEY
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
@@ -51,6 +53,7 @@ class Submitted:
     driver_pod: str | None
     objects: list[str] = field(default_factory=list)
     existing: bool = False  # True when a submission id matched an earlier submission
+    completed: tuple[str, ...] = ()  # what a retry added to a half-made earlier submission
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class SubmitOptions:
     spark_user: str | None = None
     staging_server: str | None = None  # resource staging server for submitter-local files
     staging_ca_file: Path | None = None  # CA to trust for an HTTPS staging server
-    init_container_image: str | None = None  # image with `sparkplane fetch` (sparkplane:latest)
+    init_container_image: str | None = None  # image with `sparkplane fetch` (SPARKPLANE_IMAGE)
     staging_internal_server: str | None = None  # URL pods use, if not staging_server
     staging_base_dir: Path | None = None  # relative local paths resolve here (default: cwd)
 
@@ -111,6 +114,7 @@ def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) 
     """Create the app's driver pod and dependents; everything or nothing (with a staging
     server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
+    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     ids = _ids(app, opts)
     with staged_submission(app, ids, opts.staging(), kube) as staged:
         rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
@@ -148,7 +152,7 @@ def submit_objects(
             kube, driver, dependents, pre_resources=pre_resources, namespace=namespace
         )
     except SubmissionError as exc:
-        existing = _same_submission(kube, exc, driver, opts)
+        existing = _same_submission(kube, exc, driver, dependents, pre_resources or [], opts)
         if existing is not None:
             return existing
         raise
@@ -200,6 +204,7 @@ def check_ownable(kube: Kube, dependents: list[Obj], namespace: str) -> None:
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
     """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
     opts = opts or SubmitOptions()
+    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     validate(app)
     cr = render_operator_cr(app)
     meta = cr.setdefault("metadata", {})
@@ -239,9 +244,15 @@ def _mark(driver: Obj, opts: SubmitOptions) -> None:
 
 
 def _same_submission(
-    kube: Kube, exc: SubmissionError, driver: Obj, opts: SubmitOptions
+    kube: Kube,
+    exc: SubmissionError,
+    driver: Obj,
+    dependents: list[Obj],
+    pre_resources: list[Obj],
+    opts: SubmitOptions,
 ) -> Submitted | None:
-    """After a failed create: the earlier submission with the same id, if that is what we hit."""
+    """After a failed create: the earlier submission with the same id, if that is what we hit,
+    completed if it was left half-made (or removed, raising SubmissionError: ``resume_owned``)."""
     if not opts.submission_id or not isinstance(exc.__cause__, AlreadyExistsError):
         return None
     meta = driver["metadata"]
@@ -252,6 +263,9 @@ def _same_submission(
     labels = current["metadata"].get("labels", {})
     if labels.get(SUBMISSION_LABEL) != label_value(opts.submission_id):
         return None
+    resumed = resume_owned(
+        kube, current, dependents, pre_resources=pre_resources, namespace=namespace
+    )
     return Submitted(
         name=native_name(meta["name"]),
         namespace=namespace,
@@ -260,6 +274,7 @@ def _same_submission(
         driver_pod=meta["name"],
         objects=[f"Pod/{meta['name']}"],
         existing=True,
+        completed=tuple(resumed.added),
     )
 
 

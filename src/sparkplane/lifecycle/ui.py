@@ -1,9 +1,12 @@
 """The Spark UI address of an application: from its Ingress once the load balancer has given it
-an address (the seed article's wait loop), else from its UI Service for a port-forward."""
+an address (the seed article's wait loop), else from its UI Service for a port-forward
+(:func:`forward_ui`)."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,3 +63,32 @@ def ui_address(kube: Kube, app: App, *, wait: float = 0.0, interval: float = 1.0
         if not ingresses or time.monotonic() >= deadline:
             return UiAddress(url=None, pod=app.driver_pod, port=UI_PORT, via="port-forward")
         time.sleep(interval)
+
+
+def forward_ui(
+    kube: Kube,
+    address: UiAddress,
+    namespace: str,
+    *,
+    local_port: int = UI_PORT,
+    on_ready: Callable[[str], None] = lambda _: None,
+) -> None:
+    """Forward ``local_port`` to the driver pod's UI port until interrupted; ``on_ready`` gets
+    the local URL once listening."""
+    from sparkplane.errors import AppNotFoundError
+    from sparkplane.kube.portforward import forward
+
+    if not address.pod:
+        raise AppNotFoundError("no driver pod to port-forward to")
+    ready, bound = threading.Event(), list[int]()
+    thread = threading.Thread(
+        target=forward,
+        args=(kube, address.pod, namespace, address.port),
+        kwargs={"local_port": local_port, "ready": ready, "bound": bound},
+        daemon=True,
+    )
+    thread.start()
+    ready.wait(10)
+    on_ready(f"http://127.0.0.1:{bound[0] if bound else local_port}")
+    while thread.is_alive():
+        thread.join(1)

@@ -32,6 +32,7 @@ from sparkplane.errors import (
     SparkplaneError,
 )
 from sparkplane.kube import Kube
+from sparkplane.lifecycle.archive_logs import archive_refs
 from sparkplane.lifecycle.pods import format_time
 from sparkplane.operator.decision import (
     Action,
@@ -130,6 +131,7 @@ def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) ->
         except ConflictError:  # uid precondition: a newer object of that name, not ours to delete
             log.info("not deleting %s %s/%s: it was replaced", kind, action.namespace, name)
 
+    archive_refs(kube, action.namespace, action.refs, "released by the operator")  # logs first
     _each(pool, one, list(action.refs))
 
 

@@ -17,10 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from sparkplane.kube import Kube
 from sparkplane.operator.decision import Decision
@@ -36,18 +33,6 @@ APP = "SparkApplication"
 TOMBSTONE_SECONDS = 600.0
 
 
-def load_template_file(path: str) -> Obj | None:
-    """A pod template from a local file (``/path`` or ``file:///path``); None if unreadable."""
-    local = path.removeprefix("file://")
-    if not local.startswith("/"):
-        return None
-    try:
-        loaded = yaml.safe_load(Path(local).read_text())
-    except (OSError, yaml.YAMLError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
-
-
 class AppAdapter:
     """SparkApplications: pods in, :func:`decide` out."""
 
@@ -59,7 +44,7 @@ class AppAdapter:
         kube: Kube,
         settings: ReconcileSettings,
         clock: Callable[[], datetime],
-        template_loader: Callable[[str], Obj | None] = load_template_file,
+        template_loader: Callable[[str], Obj | None],
     ) -> None:
         self.kube, self.settings, self.clock = kube, settings, clock
         self.template_loader = template_loader

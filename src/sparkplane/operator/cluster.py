@@ -1,10 +1,11 @@
 """SparkCluster: the master and workers as StatefulSets with Services, and its small state machine.
 
-Owns the objects of a cluster (``<name>-master`` and ``<name>-worker`` StatefulSets, headless
-Services ``<name>-master-svc`` and ``<name>-worker-svc``; standalone Spark master on 7077/8080,
-workers pointed at ``spark://<name>-master-svc.<ns>.svc:7077``; ``masterSpec``/``workerSpec``
-overrides merged over them; worker replicas = ``initWorkers``), every object owned by the
-SparkCluster, and :func:`decide_cluster` over the states Submitted → RunningHealthy (master Ready
+Owns the list of a cluster's objects (``<name>-master`` and ``<name>-worker`` StatefulSets,
+headless Services ``<name>-master-svc`` and ``<name>-worker-svc``, the workers'
+HorizontalPodAutoscaler ``<name>-worker-hpa`` when ``minWorkers < maxWorkers`` and
+PodDisruptionBudget ``<name>-worker-pdb`` when ``minWorkers >= 1``; each built by
+:mod:`sparkplane.operator.cluster_build`), every object owned by the SparkCluster, and
+:func:`decide_cluster` over the states Submitted → RunningHealthy (master Ready
 and at least ``minWorkers`` workers Ready) / SchedulingFailure, RunningHealthy → Failed (a
 StatefulSet vanished) → ResourceReleased.
 
@@ -20,102 +21,35 @@ from typing import Any
 
 import pydantic
 
+from sparkplane.operator import cluster_build as build
 from sparkplane.operator import states as st
 from sparkplane.operator.cluster_spec import SparkClusterSpec
 from sparkplane.operator.decision import CreateResources, Decision, DeleteResources, Transition
 from sparkplane.operator.driver import owner_ref
-from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL, label_value
 
 C = st.ClusterStateSummary
 Obj = dict[str, Any]
-MASTER_PORTS = (("spark", 7077), ("web", 8080), ("rest", 6066))
-WORKER_PORTS = (("web", 8081),)
-
-
-def _merge(base: Obj, override: Mapping[str, Any] | None) -> Obj:
-    out = copy.deepcopy(base)
-    for key, value in (override or {}).items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def cluster_objects(cr: Mapping[str, Any], operator_name: str) -> tuple[Obj, ...]:
-    """The Services and StatefulSets of SparkCluster ``cr`` (raises pydantic.ValidationError)."""
+    """Services, StatefulSets, HPA and PDB of SparkCluster ``cr`` (raises pydantic.ValidationError).
+
+    Built by :mod:`sparkplane.operator.cluster_build`; every object is put in the CR's namespace,
+    labelled and owned by the CR.
+    """
     spec = SparkClusterSpec.model_validate(cr.get("spec") or {})
     meta = cr["metadata"]
     name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")
-    version = spec.runtime_versions.spark_version
-    image = spec.spark_conf.get(
-        "spark.kubernetes.container.image", "apache/spark:{{SPARK_VERSION}}"
-    )
-    image = image.replace("{{SPARK_VERSION}}", version)
-    master_url = f"spark://{name}-master-svc.{namespace}.svc:7077"
+    labels = build.base_labels(name, operator_name, spec.runtime_versions.spark_version)
     out: list[Obj] = []
-    for role, ports, part in (
-        ("master", MASTER_PORTS, spec.master_spec),
-        ("worker", WORKER_PORTS, spec.worker_spec),
+    for role in ("master", "worker"):
+        out.extend(build.role_objects(spec, name, namespace, role, labels))
+    for extra in (
+        build.autoscaler(spec, name, labels),
+        build.disruption_budget(spec, name, labels),
     ):
-        labels = {
-            OPERATOR_NAME_LABEL: operator_name,
-            CLUSTER_NAME_LABEL: label_value(name),
-            "spark-role": role,
-            "spark-version": version,
-        }
-        args = (
-            ["/opt/spark/sbin/start-master.sh"]
-            if role == "master"
-            else [
-                "/opt/spark/sbin/start-worker.sh",
-                master_url,
-            ]
-        )
-        container = {
-            "name": role,
-            "image": image,
-            "args": args,
-            "env": [{"name": "SPARK_NO_DAEMONIZE", "value": "true"}],
-            "ports": [{"name": n, "containerPort": p} for n, p in ports],
-        }
-        replicas = 1 if role == "master" else spec.cluster_tolerations.instance_config.init_workers
-        service = {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": _merge(
-                {"name": f"{name}-{role}-svc", "labels": labels}, part.service_metadata
-            ),
-            "spec": _merge(
-                {
-                    "clusterIP": "None",
-                    "selector": labels,
-                    "ports": [{"name": n, "port": p, "targetPort": p} for n, p in ports],
-                },
-                part.service_spec,
-            ),
-        }
-        statefulset = {
-            "apiVersion": "apps/v1",
-            "kind": "StatefulSet",
-            "metadata": _merge(
-                {"name": f"{name}-{role}", "labels": labels}, part.stateful_set_metadata
-            ),
-            "spec": _merge(
-                {
-                    "replicas": replicas,
-                    "serviceName": f"{name}-{role}-svc",
-                    "podManagementPolicy": "Parallel",
-                    "selector": {"matchLabels": labels},
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {"containers": [container]},
-                    },
-                },
-                part.stateful_set_spec,
-            ),
-        }
-        out.extend((service, statefulset))
+        if extra is not None:
+            out.append(extra)
     owner = owner_ref(cr)
     for obj in out:
         obj["metadata"]["namespace"] = namespace

@@ -1,8 +1,9 @@
 """``SparkCluster.spec`` of the Apache Spark Kubernetes Operator, field for field (reference §9.7).
 
 Owns the models: ``runtimeVersions`` (required), ``sparkConf``, ``clusterTolerations``
-(``instanceConfig.{initWorkers,minWorkers,maxWorkers}``), ``masterSpec`` and ``workerSpec`` (raw
-StatefulSet/Service specs and metadata, plus the worker's ``horizontalPodAutoscalerSpec``).
+(``instanceConfig.{initWorkers,minWorkers,maxWorkers}``, checked so the workers' autoscaler is
+valid), ``masterSpec`` and ``workerSpec`` (raw StatefulSet/Service specs and metadata, plus the
+worker's ``horizontalPodAutoscalerSpec``).
 Called by the cluster reconciler and the CRD generator. Pure data.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from sparkplane.spec.models import RuntimeVersions
 from sparkplane.spec.tolerations import SpecModel
@@ -19,9 +20,19 @@ from sparkplane.spec.tolerations import SpecModel
 class WorkerInstanceConfig(SpecModel):
     """How many workers to start, and the least the cluster is healthy with."""
 
-    init_workers: int = 0
-    min_workers: int = 0
-    max_workers: int = 0
+    init_workers: int = Field(default=0, ge=0)
+    min_workers: int = Field(default=0, ge=0)
+    max_workers: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _autoscaled_from_one(self) -> WorkerInstanceConfig:
+        if self.min_workers < self.max_workers and self.min_workers < 1:
+            raise ValueError(
+                "minWorkers must be at least 1 when maxWorkers is larger: it is the minReplicas "
+                "of the workers' HorizontalPodAutoscaler, which Kubernetes refuses at 0; set "
+                "minWorkers >= 1, or maxWorkers = minWorkers for a fixed-size cluster"
+            )
+        return self
 
 
 class ClusterTolerations(SpecModel):
@@ -40,7 +51,11 @@ class MasterSpec(SpecModel):
 
 
 class WorkerSpec(MasterSpec):
-    """Overrides for the workers; ``horizontalPodAutoscalerSpec`` is accepted, not acted on."""
+    """Overrides for the workers, plus the base of their HorizontalPodAutoscaler's spec.
+
+    The autoscaler exists when ``minWorkers < maxWorkers`` (as in Apache's operator); its
+    ``scaleTargetRef``, ``minReplicas`` and ``maxReplicas`` are always the operator's.
+    """
 
     horizontal_pod_autoscaler_spec: dict[str, Any] | None = None
 

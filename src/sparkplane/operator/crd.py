@@ -3,9 +3,10 @@
 Owns the conversion of a pydantic JSON schema into a Kubernetes *structural* schema (``$ref``
 inlined, ``Optional`` → ``nullable``, free-form dicts such as pod templates →
 ``x-kubernetes-preserve-unknown-fields``, no defaults so stored objects stay as written) and the
-two CRDs: SparkApplication (``sparkapp``) and SparkCluster (``sparkcluster``), namespaced, with the
-status subresource and printer columns. ``v1`` is stored; ``v1beta1`` and the seed's
-``v1alpha1`` are served with the same schema (no conversion webhook needed). The files under
+CRDs: SparkApplication (``sparkapp``) and SparkCluster (``sparkcluster``), namespaced, with the
+status subresource and printer columns (``v1`` stored; ``v1beta1`` and the seed's ``v1alpha1``
+served with the same schema, no conversion webhook needed), and sparkplane's own
+ScheduledSparkApplication (``sparkplane.io/v1alpha1``). The files under
 ``deploy/crds/`` are written from here and a test checks they do not drift.
 Called by ``sparkplane operator install`` and the deploy generator. Pure.
 """
@@ -16,7 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from sparkplane.operator import scheduled_spec as sched
 from sparkplane.operator.cluster_spec import SparkClusterSpec
+from sparkplane.operator.scheduled_spec import ScheduledSparkApplicationSpec
 from sparkplane.spec.models import SparkApplicationSpec
 
 GROUP = "spark.apache.org"
@@ -79,10 +82,24 @@ def spec_schema(model: type[BaseModel], required: tuple[str, ...] = ()) -> Obj:
     return out
 
 
-def _crd(kind: str, plural: str, short: str, spec: Obj, columns: list[Obj]) -> Obj:
+def _crd(
+    kind: str,
+    plural: str,
+    short: str,
+    spec: Obj,
+    columns: list[Obj],
+    *,
+    group: str = GROUP,
+    versions: tuple[str, ...] = VERSIONS,
+    storage: str = STORAGE_VERSION,
+) -> Obj:
     schema = {
         "type": "object",
-        "description": f"{kind} of the Apache Spark Kubernetes Operator API (sparkplane).",
+        "description": (
+            f"{kind} of the Apache Spark Kubernetes Operator API (sparkplane)."
+            if group == GROUP
+            else f"{kind} (sparkplane): SparkApplications on a cron schedule."
+        ),
         "properties": {
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
@@ -92,26 +109,26 @@ def _crd(kind: str, plural: str, short: str, spec: Obj, columns: list[Obj]) -> O
         },
         "required": ["spec"],
     }
-    versions = [
+    served = [
         {
             "name": version,
             "served": True,
-            "storage": version == STORAGE_VERSION,
+            "storage": version == storage,
             "schema": {"openAPIV3Schema": schema},
             "subresources": {"status": {}},
             "additionalPrinterColumns": columns,
         }
-        for version in VERSIONS
+        for version in versions
     ]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {
-            "name": f"{plural}.{GROUP}",
+            "name": f"{plural}.{group}",
             "labels": {"app.kubernetes.io/part-of": "sparkplane"},
         },
         "spec": {
-            "group": GROUP,
+            "group": group,
             "scope": "Namespaced",
             "names": {
                 "kind": kind,
@@ -121,7 +138,7 @@ def _crd(kind: str, plural: str, short: str, spec: Obj, columns: list[Obj]) -> O
                 "shortNames": [short],
             },
             "conversion": {"strategy": "None"},
-            "versions": versions,
+            "versions": served,
         },
     }
 
@@ -154,5 +171,27 @@ def cluster_crd() -> Obj:
     )
 
 
+def scheduled_crd() -> Obj:
+    """The ScheduledSparkApplication CRD (sparkplane's own group, see ``scheduled_spec``)."""
+    columns: list[Obj] = [
+        {"name": "Schedule", "type": "string", "jsonPath": ".spec.schedule"},
+        {"name": "Suspend", "type": "boolean", "jsonPath": ".spec.suspend"},
+        {"name": "Last Run", "type": "date", "jsonPath": ".status.lastRun"},
+        {"name": "Last Run Name", "type": "string", "jsonPath": ".status.lastRunName"},
+        _AGE,
+    ]
+    spec = spec_schema(ScheduledSparkApplicationSpec, required=("schedule", "template"))
+    return _crd(
+        sched.KIND,
+        "scheduledsparkapplications",
+        "scheduledsparkapp",
+        spec,
+        columns,
+        group=sched.GROUP,
+        versions=(sched.VERSION,),
+        storage=sched.VERSION,
+    )
+
+
 def crds() -> list[Obj]:
-    return [application_crd(), cluster_crd()]
+    return [application_crd(), cluster_crd(), scheduled_crd()]

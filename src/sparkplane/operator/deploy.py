@@ -15,16 +15,15 @@ StatefulSets, post Events, and hold its Lease (in its own namespace only). Pure.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from sparkplane.operator.crd import crds
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 NAME = "sparkplane-operator"
-DEFAULT_IMAGE = "ghcr.io/sparkplane/sparkplane:0.1.0"
+DEFAULT_IMAGE = SPARKPLANE_IMAGE  # the image the dev cluster builds; the chart's appVersion
 DEFAULT_NAMESPACE = "spark-operator"
 LEASE = "sparkplane-operator-lock"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": "sparkplane"}
@@ -41,6 +40,21 @@ def workload_rules() -> list[Obj]:
         {
             "apiGroups": ["spark.apache.org"],
             "resources": ["sparkapplications/status", "sparkclusters/status"],
+            "verbs": ["get", "update", "patch"],
+        },
+        {
+            "apiGroups": ["spark.apache.org"],
+            "resources": ["sparkapplications"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["sparkplane.io"],
+            "resources": ["scheduledsparkapplications"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["sparkplane.io"],
+            "resources": ["scheduledsparkapplications/status"],
             "verbs": ["get", "update", "patch"],
         },
         {
@@ -62,6 +76,16 @@ def workload_rules() -> list[Obj]:
             "apiGroups": ["apps"],
             "resources": ["statefulsets"],
             "verbs": ["get", "list", "watch", "create", "delete"],
+        },
+        {
+            "apiGroups": ["autoscaling"],
+            "resources": ["horizontalpodautoscalers"],
+            "verbs": ["get", "create", "delete"],
+        },
+        {
+            "apiGroups": ["policy"],
+            "resources": ["poddisruptionbudgets"],
+            "verbs": ["get", "create", "delete"],
         },
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     ]
@@ -101,56 +125,70 @@ def _binding(kind: str, name: str, namespace: str | None, role_kind: str, operat
     }
 
 
-def deployment(namespace: str, args: list[str], image: str = DEFAULT_IMAGE) -> Obj:
+DEFAULT_RESOURCES: Obj = {
+    "requests": {"cpu": "500m", "memory": "256Mi"},
+    "limits": {"memory": "1Gi"},
+}
+
+
+def deployment(
+    namespace: str,
+    args: list[str],
+    image: str = DEFAULT_IMAGE,
+    *,
+    replicas: int = 2,
+    metrics_port: int | None = 9090,
+    resources: Obj | None = None,
+) -> Obj:
     """The operator Deployment (two replicas; the Lease picks the active one)."""
     labels = {"app.kubernetes.io/name": NAME}
+    container: Obj = {
+        "name": "operator",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "args": ["operator", "run", "--in-cluster", *args],
+        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+    }
+    pod_meta: Obj = {"labels": {**_LABELS}}
+    if metrics_port is not None:
+        container["ports"] = [{"name": "metrics", "containerPort": metrics_port}]
+        pod_meta["annotations"] = {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(metrics_port),
+            "prometheus.io/path": "/metrics",
+        }
+    container["resources"] = resources if resources is not None else DEFAULT_RESOURCES
+    container["securityContext"] = {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _meta(NAME, namespace),
         "spec": {
-            "replicas": 2,
+            "replicas": replicas,
             "selector": {"matchLabels": labels},
             "template": {
-                "metadata": {"labels": {**_LABELS}},
+                "metadata": pod_meta,
                 "spec": {
                     "serviceAccountName": NAME,
                     "securityContext": {
                         "runAsNonRoot": True,
                         "seccompProfile": {"type": "RuntimeDefault"},
                     },
-                    "containers": [
-                        {
-                            "name": "operator",
-                            "image": image,
-                            "args": ["operator", "run", "--in-cluster", *args],
-                            "env": [
-                                {
-                                    "name": "POD_NAME",
-                                    "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
-                                }
-                            ],
-                            "ports": [{"name": "metrics", "containerPort": 9090}],
-                            "resources": {
-                                "requests": {"cpu": "500m", "memory": "256Mi"},
-                                "limits": {"memory": "1Gi"},
-                            },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                        }
-                    ],
+                    "containers": [container],
                 },
             },
         },
     }
 
 
-def _common(namespace: str) -> list[Obj]:
+def _common(namespace: str, with_namespace: bool = True) -> list[Obj]:
+    own = [{"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)}]
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)},
+        *(own if with_namespace else []),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, namespace)},
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -162,8 +200,13 @@ def _common(namespace: str) -> list[Obj]:
     ]
 
 
-def _run_args(namespace: str, watched: list[str] | None) -> list[str]:
-    args = [f"--lease-namespace={namespace}", "--metrics-port=9090"]
+def run_args(
+    namespace: str, watched: list[str] | None, *, workers: int = 8, metrics_port: int | None = 9090
+) -> list[str]:
+    """The ``operator run`` flags of the in-cluster Deployment."""
+    args = [f"--lease-namespace={namespace}", f"--workers={workers}"]
+    if metrics_port is not None:
+        args.append(f"--metrics-port={metrics_port}")
     if watched:
         args += [f"--namespace={ns}" for ns in watched]
     else:
@@ -171,7 +214,9 @@ def _run_args(namespace: str, watched: list[str] | None) -> list[str]:
     return args
 
 
-def cluster_wide(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE) -> list[Obj]:
+def cluster_wide(
+    namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE, *, with_namespace: bool = True
+) -> list[Obj]:
     """The operator watching every namespace (needs a ClusterRole)."""
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -180,18 +225,22 @@ def cluster_wide(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE)
         "rules": workload_rules(),
     }
     return [
-        *_common(namespace),
+        *_common(namespace, with_namespace),
         role,
         _binding("ClusterRoleBinding", NAME, None, "ClusterRole", namespace),
-        deployment(namespace, _run_args(namespace, None), image),
+        deployment(namespace, run_args(namespace, None), image),
     ]
 
 
 def namespaced(
-    watched: list[str], namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE
+    watched: list[str],
+    namespace: str = DEFAULT_NAMESPACE,
+    image: str = DEFAULT_IMAGE,
+    *,
+    with_namespace: bool = True,
 ) -> list[Obj]:
     """The operator watching ``watched`` only; nothing cluster-scoped but its Namespace."""
-    out = _common(namespace)
+    out = _common(namespace, with_namespace)
     for ns in watched:
         out.append(
             {
@@ -202,29 +251,10 @@ def namespaced(
             }
         )
         out.append(_binding("RoleBinding", NAME, ns, "Role", namespace))
-    out.append(deployment(namespace, _run_args(namespace, watched), image))
+    out.append(deployment(namespace, run_args(namespace, watched), image))
     return out
 
 
 def dump(objects: list[Obj]) -> str:
     header = "# Generated by sparkplane.operator.deploy (`operator manifests`). Do not edit.\n"
     return header + yaml.safe_dump_all(objects, sort_keys=False)
-
-
-def files() -> dict[str, str]:
-    """Relative path under ``deploy/`` → content, for every generated file."""
-    out = {f"crds/{crd['metadata']['name']}.yaml": dump([crd]) for crd in crds()}
-    out["operator/cluster-wide.yaml"] = dump(cluster_wide())
-    out["operator/namespaced.yaml"] = dump(namespaced(["spark-apps"]))
-    return out
-
-
-def write(root: Path) -> list[Path]:
-    """Write every generated file under ``root`` (the repository's ``deploy/``)."""
-    written = []
-    for rel, text in files().items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        written.append(path)
-    return written

@@ -5,15 +5,20 @@ namespace is forced, the operator labels go on every object and (as executor lab
 executors the driver creates, pod-template precedence (``driverSpec``/``executorSpec``
 ``podTemplateSpec`` wins over ``spark.kubernetes.*.podTemplateFile``, which is then unset; a
 template file alone is used when the caller could load it), deterministic names per attempt
-(:mod:`sparkplane.operator.naming`), and an ownerReference with ``controller: true`` from every
-object to the SparkApplication, so deleting the CR garbage-collects the lot.
+(:mod:`sparkplane.operator.naming`), ``spark.master`` set only if missing (the prefix from
+``spark.master.url.prefix``, as Apache's), and an ownerReference with ``controller: true`` from
+every object to the SparkApplication, so deleting the CR garbage-collects the lot.
 
-Called by the reconciler. Pure: template files are read by the caller and passed in.
+Called by the reconciler. Pure: template files are read by the caller and passed in
+(:mod:`sparkplane.operator.podtemplates`), and only from the directory the operator was given
+(``operator run --pod-template-dir``; none by default): a SparkApplication's author must not
+make the operator read its own files (:func:`template_path_problem`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +34,7 @@ Obj = dict[str, Any]
 ROLES = ("driver", "executor")
 #: Spec fields the operator accepts although native rendering does not create them (yet).
 _OPERATOR_ONLY = ("spec.driverHttpRouteList", "spec.driverGrpcRouteList")
+MASTER_PREFIX_KEY = "spark.master.url.prefix"
 
 
 def template_file_key(role: str) -> str:
@@ -66,6 +72,26 @@ def template_files(cr: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def template_path_problem(path: str, directory: str | None) -> str:
+    """Why the operator must not read ``path`` as a pod template ("" when it may).
+
+    Lexical and pure: ``file://`` is dropped; the path must be absolute, without ``..``, and
+    inside ``directory``. The loader also resolves symlinks and checks again.
+    """
+    if not directory:
+        return "this operator reads no pod template files (no --pod-template-dir was given)"
+    local = path.removeprefix("file://")
+    if "://" in local or not local.startswith("/"):
+        return f"{path!r} is not an absolute local path"
+    parts = local.split("/")
+    if ".." in parts:
+        return f"{path!r} contains '..'"
+    root = directory.rstrip("/") + "/"
+    if not local.startswith(root):
+        return f"{path!r} is outside the operator's pod template directory {directory}"
+    return ""
+
+
 def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) -> SparkApp:
     """The CR as a :class:`SparkApp` ready to render, or raise ValidationError.
 
@@ -76,6 +102,10 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
     spec = doc.setdefault("spec", {})
     conf = dict(spec.get("sparkConf") or {})
     conf[f"{K8S}.namespace"] = str(meta.get("namespace") or "default")
+    version = str((spec.get("runtimeVersions") or {}).get("sparkVersion") or "")
+    for key in [k for k in conf if k.startswith(f"{K8S}.") and k.endswith("container.image")]:
+        if version:  # as Apache's submission worker, before the image is checked
+            conf[key] = str(conf[key]).replace("{{SPARK_VERSION}}", version)
     problems: list[Problem] = []
     for role in ROLES:
         path = conf.pop(template_file_key(role), None)
@@ -86,7 +116,8 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
                 problems.append(
                     Problem(
                         f"spec.sparkConf[{template_file_key(role)}]",
-                        f"pod template file {path!r} could not be read by the operator",
+                        f"pod template file {path!r} could not be read by the operator (it "
+                        "reads files only from its --pod-template-dir, if one is set)",
                         f"set spec.{role}Spec.podTemplateSpec instead",
                     )
                 )
@@ -117,6 +148,16 @@ def owner_ref(cr: Mapping[str, Any]) -> Obj:
     }
 
 
+def _context(conf: Mapping[str, str], ctx: RenderContext | None) -> RenderContext:
+    """``spark.master`` as Apache sets it: the user's value, else ``k8s://`` (or
+    ``spark.master.url.prefix``) + the in-cluster API server."""
+    ctx = ctx or RenderContext()
+    master = conf.get("spark.master")
+    if not master and conf.get(MASTER_PREFIX_KEY):
+        master = conf[MASTER_PREFIX_KEY] + ctx.master.split("://", 1)[1]
+    return dataclasses.replace(ctx, master=master) if master else ctx
+
+
 def build_attempt(
     cr: Mapping[str, Any],
     operator_name: str,
@@ -139,7 +180,7 @@ def build_attempt(
     for key, value in labels.items():
         conf.setdefault(f"{K8S}.executor.label.{key}", value)
     app = app.model_copy(update={"spec": app.spec.model_copy(update={"spark_conf": conf})})
-    rendered = render(app, ids, ctx, check=False)
+    rendered = render(app, ids, _context(conf, ctx), check=False)
     owner = owner_ref(cr)
     objects: list[Obj] = []
     driver: Obj = {}

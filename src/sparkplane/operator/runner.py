@@ -28,13 +28,14 @@ from typing import Any
 
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
-from sparkplane.operator import actions, loop, sweep
-from sparkplane.operator.app_adapter import AppAdapter, load_template_file
+from sparkplane.operator import actions, loop, scheduled_io, sweep
+from sparkplane.operator.app_adapter import AppAdapter
 from sparkplane.operator.cluster_io import ClusterAdapter
 from sparkplane.operator.decision import Decision, Transition
 from sparkplane.operator.fencing import FencedKube
 from sparkplane.operator.leader import LeaderElector
 from sparkplane.operator.metrics import OperatorMetrics
+from sparkplane.operator.podtemplates import TemplateDirLoader
 from sparkplane.operator.settings import OperatorSettings
 from sparkplane.operator.workqueue import WorkQueue
 
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 Key = loop.Key
 Obj = dict[str, Any]
 Hook = Callable[[Key, Decision], None]
-__all__ = ["Key", "Operator", "load_template_file"]
+__all__ = ["Key", "Operator"]
 
 
 def _rv(obj: Obj | None) -> int:
@@ -61,7 +62,7 @@ class Operator:
         settings: OperatorSettings | None = None,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        template_loader: Callable[[str], Obj | None] = load_template_file,
+        template_loader: Callable[[str], Obj | None] | None = None,
         after_commit: Hook | None = None,
         after_actions: Hook | None = None,
     ) -> None:
@@ -80,10 +81,14 @@ class Operator:
         self.events = actions.EventRecorder(
             self.kube, self.name, self.identity, workers=self.settings.event_workers
         )
-        self.app_adapter = AppAdapter(kube, self.settings.reconcile, clock, template_loader)
+        # podTemplateFile: only from the configured directory (operator.podtemplates)
+        loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
+        self.app_adapter = AppAdapter(kube, self.settings.reconcile, clock, loader)
         self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
         if self.settings.reconcile_clusters:
             self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock)
+        if self.settings.reconcile_schedules and scheduled_io.informers(kube, (None,)):
+            self.adapters[scheduled_io.ScheduleAdapter.kind] = scheduled_io.ScheduleAdapter(self)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
         selector = self.settings.label_selector or None
         self.resources: dict[str, list[Informer]] = {
@@ -212,6 +217,10 @@ class Operator:
         def handler(event: str, obj: Obj) -> None:
             meta = obj.get("metadata") or {}
             key = (kind, str(meta.get("namespace")), str(meta.get("name")))
+            if kind == AppAdapter.kind and scheduled_io.ScheduleAdapter.kind in self.adapters:
+                owner = scheduled_io.schedule_of(obj)
+                if owner is not None:  # a run changed: its schedule may trim its history
+                    self.queue.add((scheduled_io.ScheduleAdapter.kind, key[1], owner))
             with self._lock:
                 if event == "DELETED":
                     self._written.pop(key, None)
@@ -292,9 +301,15 @@ class Operator:
         with self._lock:
             self._written[key] = written
 
-    def publish(self, written: Obj, transitions: Iterable[Transition]) -> None:
-        """Metrics for each committed transition; one Event for all of them."""
+    def publish(
+        self, written: Obj, transitions: Iterable[Transition], *, fold: bool = True
+    ) -> None:
+        """Metrics for each committed transition; one Event for all of them (or one each)."""
         transitions = tuple(transitions)
         for transition in transitions:
             self.metrics.observe(transition)
-        self.events.record_all(written, transitions)
+        if fold:
+            self.events.record_all(written, transitions)
+        else:
+            for transition in transitions:
+                self.events.record(written, transition)

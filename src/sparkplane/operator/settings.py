@@ -46,6 +46,9 @@ class OperatorSettings:
     ``sweep_seconds``: how often the leader deletes leftovers of finished attempts (default 60;
     also when it takes the lease); ``sweep_min_age_seconds``: younger objects are left (10).
     ``lease_seconds`` must exceed the renew deadline (2/3 of it), itself above ``renew_seconds``.
+    ``reconcile_schedules``: also run ScheduledSparkApplications (default True).
+    ``pod_template_dir``: the only directory ``spark.kubernetes.*.podTemplateFile`` may name
+    (None = the operator reads no template files; default None, see operator.podtemplates).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -65,4 +68,6 @@ class OperatorSettings:
     label_selector: str = ""
     sweep_seconds: float = 60.0
     sweep_min_age_seconds: float = 10.0
+    reconcile_schedules: bool = True
+    pod_template_dir: str | None = None
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)

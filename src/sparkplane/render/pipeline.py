@@ -29,6 +29,8 @@ from sparkplane.render.steps.driver_service import DriverServiceStep
 from sparkplane.render.steps.env_secrets import EnvSecretsStep
 from sparkplane.render.steps.executor_template import ExecutorTemplateStep, executor_template
 from sparkplane.render.steps.extra_resources import ExtraResourcesStep
+from sparkplane.render.steps.hadoop_conf import HadoopConfStep
+from sparkplane.render.steps.hadoop_conf import needed as hadoop_conf_needed
 from sparkplane.render.steps.local_dirs import LocalDirsStep
 from sparkplane.render.steps.mount_secrets import MountSecretsStep
 from sparkplane.render.steps.placement import PlacementStep, role_placement
@@ -90,6 +92,8 @@ def steps_for(app: SparkApp) -> list[Step]:
     if init_container_needed(conf):
         steps.append(StagingStep())
     steps.append(DriverCommandStep())
+    if hadoop_conf_needed(conf):
+        steps.append(HadoopConfStep())
     if executor_template(app) is not None:
         steps.append(ExecutorTemplateStep())
     steps.append(LocalDirsStep())

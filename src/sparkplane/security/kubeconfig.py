@@ -26,6 +26,8 @@ from sparkplane.kube.config import endpoint
 from sparkplane.kube.errors import error_for
 
 MIN_DURATION = timedelta(minutes=10)  # the API server rejects expirationSeconds below 600
+#: Longest token minted without ``force``: a leaked kubeconfig should not outlive a week.
+MAX_DURATION = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -71,12 +73,25 @@ def build_kubeconfig(
     }
 
 
-def check_duration(duration: timedelta) -> int:
-    """The duration as whole seconds; at least 10 minutes (the API server's minimum)."""
+def check_duration(duration: timedelta, *, force: bool = False) -> int:
+    """The duration as whole seconds; at least 10 minutes (the API server's minimum) and, unless
+    ``force``, at most :data:`MAX_DURATION` (a 10-year token is a standing credential)."""
     seconds = int(duration.total_seconds())
     if duration < MIN_DURATION:
         raise ValidationError(
             [Problem("--duration", f"{seconds}s is too short", "the API server's minimum is 10m")],
+            subject="kubeconfig request",
+        )
+    if duration > MAX_DURATION and not force:
+        raise ValidationError(
+            [
+                Problem(
+                    "--duration",
+                    f"{duration.days}d is longer than the {MAX_DURATION.days}d maximum",
+                    "mint short-lived kubeconfigs and mint again when they expire; pass "
+                    "--force if you really want a longer-lived token",
+                )
+            ],
             subject="kubeconfig request",
         )
     return seconds
@@ -125,9 +140,11 @@ def mint_kubeconfig(
     *,
     duration: timedelta = timedelta(hours=1),
     cluster_name: str = "sparkplane",
+    force: bool = False,
 ) -> Minted:
-    """Mint a token for ``namespace/service_account`` and wrap it in a kubeconfig."""
-    seconds = check_duration(duration)
+    """Mint a token for ``namespace/service_account`` and wrap it in a kubeconfig
+    (``force``: allow a duration over :data:`MAX_DURATION`)."""
+    seconds = check_duration(duration, force=force)
     where = endpoint(kube.api)
     if not where.verify:
         raise ConfigError(

@@ -25,6 +25,7 @@ EVENTS = "events.k8s.io"
 COORDINATION = "coordination.k8s.io"
 APACHE = "spark.apache.org"
 KUBEFLOW = "sparkoperator.k8s.io"
+SPARKPLANE = "sparkplane.io"
 
 READ = ("get", "list", "watch")
 
@@ -184,10 +185,20 @@ DRIVER = Policy(
         ),
         rule(
             CORE,
-            ("services", "configmaps", "persistentvolumeclaims"),
-            ("create", "get", "list", "watch", "delete", "deletecollection"),
-            "the executor ConfigMap (spark-exec-*-conf-map), on-demand executor PVCs (listed "
-            "again to reuse them), and the app's Services, all deleted by label on stop",
+            ("services", "configmaps"),
+            ("create", "delete", "deletecollection"),
+            "the executor ConfigMap (spark-exec-*-conf-map) and executor Services (4.0 "
+            "enableService), deleted by label on stop (fabric8's withLabel(...).delete() is one "
+            "DELETE on the collection: deletecollection). No get/list/watch: a driver cannot "
+            "read another app's spark.properties. RBAC cannot limit create or deletecollection "
+            "to the app's own objects (docs/security.md, threat model)",
+        ),
+        rule(
+            CORE,
+            "persistentvolumeclaims",
+            ("create", "get", "list", "delete", "deletecollection"),
+            "on-demand executor PVCs, listed again by label to reuse them, deleted by label on "
+            "stop (no watch)",
         ),
     ),
 )
@@ -213,6 +224,24 @@ OPERATOR = Policy(
             "write the state and its transition history into .status",
         ),
         rule(
+            APACHE,
+            "sparkapplications",
+            ("create",),
+            "a ScheduledSparkApplication's runs, created when the schedule is due",
+        ),
+        rule(
+            SPARKPLANE,
+            "scheduledsparkapplications",
+            READ,
+            "watch the ScheduledSparkApplications it runs",
+        ),
+        rule(
+            SPARKPLANE,
+            "scheduledsparkapplications/status",
+            ("get", "update", "patch"),
+            "write a schedule's last and next run and its run history into .status",
+        ),
+        rule(
             CORE,
             "pods",
             (*READ, "create", "delete"),
@@ -235,6 +264,18 @@ OPERATOR = Policy(
             "statefulsets",
             (*READ, "create", "delete"),
             "a SparkCluster's master and worker StatefulSets",
+        ),
+        rule(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            ("get", "create", "delete"),
+            "a SparkCluster's worker HorizontalPodAutoscaler (minWorkers < maxWorkers)",
+        ),
+        rule(
+            "policy",
+            "poddisruptionbudgets",
+            ("get", "create", "delete"),
+            "a SparkCluster's worker PodDisruptionBudget (minWorkers >= 1)",
         ),
         rule(
             CORE,
@@ -294,15 +335,29 @@ STAGING = Policy(
 
 GC = Policy(
     Identity.GC,
-    "the TTL clean-up CronJob: delete finished driver pods",
+    "the TTL clean-up CronJob: delete finished and half-made driver pods",
     "sparkplane-gc",
     namespaced=(
         rule(
             CORE,
             "pods",
-            ("list", "delete"),
+            ("get", "list", "delete"),
             "list driver pods, delete the finished ones past their TTL (Background "
             "propagation: the garbage collector removes executors, ConfigMaps and Services)",
+        ),
+        rule(CORE, "pods/log", ("get",), "archive a driver's log before deleting it"),
+        rule(
+            CORE,
+            ("configmaps", "services", "persistentvolumeclaims"),
+            ("get",),
+            "half-made apps: does each dependent a driver pod announced exist? (get by name "
+            "only, no list: it cannot enumerate other apps' objects)",
+        ),
+        rule(
+            NETWORKING,
+            "ingresses",
+            ("get",),
+            "half-made apps: the UI Ingress a driver pod announced",
         ),
     ),
     cluster_wide_allowed=True,

@@ -28,6 +28,10 @@ _BYTE_STRING = re.compile(r"^([0-9]+)([a-z]+)?$")
 _FRACTION = re.compile(r"^([0-9]+\.[0-9]+)([a-z]+)?$")
 _K8S_SUFFIXES = {"ki", "mi", "gi", "ti", "pi", "ei"}
 _CPU = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:m)?$")
+#: Nothing schedules a pod larger than this; above it a value is a typo (10000000000g would
+#: otherwise reach Kubernetes as 2^63 bytes and stay Pending forever).
+MAX_MEMORY_MIB = 16 * 1024 * 1024  # 16 TiB
+MAX_CPU = 4096
 
 
 class QuantityError(ValueError):
@@ -70,7 +74,13 @@ def memory_mib(value: str, *, default_unit: str = "m") -> int:
             f"unknown memory unit {unit!r} in {value!r}",
             hint="Spark units are b, k (kb), m (mb), g (gb), t (tb), p (pb)",
         )
-    return int(number) * _BYTE_UNITS[unit] // _MIB
+    mib = int(number) * _BYTE_UNITS[unit] // _MIB
+    if mib > MAX_MEMORY_MIB:
+        raise QuantityError(
+            f"memory {value!r} is more than any node has (the limit is 16t, 16 TiB)",
+            hint="check the unit: m is MiB, g is GiB, t is TiB",
+        )
+    return mib
 
 
 def check_cpu(value: str) -> None:
@@ -82,8 +92,14 @@ def check_cpu(value: str) -> None:
             hint='use cores ("1", "0.5") or millicores ("500m")',
         )
     number = text[:-1] if text.endswith("m") else text
-    if float(number) <= 0:
+    cores = float(number) / (1000 if text.endswith("m") else 1)
+    if cores <= 0:
         raise QuantityError(f"CPU quantity {value!r} must be positive")
+    if cores > MAX_CPU:
+        raise QuantityError(
+            f"CPU quantity {value!r} is more than any node has (the limit is {MAX_CPU} cores)",
+            hint='use cores ("4") or millicores ("500m")',
+        )
 
 
 def positive_int(value: str) -> int:
@@ -94,4 +110,6 @@ def positive_int(value: str) -> int:
             f"{value!r} is not a positive whole number",
             hint="Spark core counts are integers; use coreRequest for fractional CPU",
         )
+    if int(text) > MAX_CPU:
+        raise QuantityError(f"{value!r} cores is more than any node has (at most {MAX_CPU})")
     return int(text)

@@ -5,13 +5,18 @@ would set (``--driver-memory`` → ``spark.driver.memory``, ``--jars`` → ``spa
 spark-submit's precedence (an explicit flag beats the same key given with ``--conf``). Native
 extras (``--image``, ``--namespace``, ``--label k=v``...) fill the typed spec fields. The first
 positional argument is the application resource; everything after it is passed to the app.
-Called by the CLI. Pure: argv in, model out, every problem reported at once.
+:func:`split_submit_args` takes out what is not a spec (``--master``, ``--verbose``,
+``--properties-file``) and refuses masters that are not Kubernetes; :func:`parse_properties`
+reads a properties file's text as ``java.util.Properties`` does.
+Called by :mod:`sparkplane.usecases.sources`. Pure: argv in, model out, every problem reported
+at once.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec.models import (
@@ -69,6 +74,98 @@ VALUE_FLAGS = {
 }
 
 
+FLAG_ONLY = {"--verbose", "-v"}
+NOT_SPEC = {"--master", "--properties-file"}
+
+
+@dataclass(frozen=True)
+class SubmitArgv:
+    """spark-submit arguments with the parts that are not a spec taken out."""
+
+    argv: list[str]
+    master: str | None = None  # k8s://https://host:port
+    verbose: bool = False
+    properties_file: str | None = None
+
+
+def split_submit_args(argv: list[str]) -> SubmitArgv:
+    """Take ``--master``, ``--verbose`` and ``--properties-file`` out of the options (those
+    before the primary resource; everything after it belongs to the application). A master
+    that is not ``k8s://`` is refused: sparkplane only submits to Kubernetes."""
+    rest: list[str] = []
+    values: dict[str, str] = {}
+    verbose = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg == "-":
+            rest += argv[i:]
+            break
+        flag, eq, inline = arg.partition("=")
+        if flag in FLAG_ONLY and not eq:
+            verbose = True
+        elif flag in NOT_SPEC:
+            if eq:
+                values[flag] = inline
+            elif i + 1 < len(argv):
+                i += 1
+                values[flag] = argv[i]
+            else:
+                rest.append(arg)  # reported as "option needs a value" by the parser
+        else:
+            rest.append(arg)
+            if not eq and flag not in FLAG_ONLY and i + 1 < len(argv):
+                i += 1
+                rest.append(argv[i])
+        i += 1
+    master = values.get("--master")
+    if master is not None and not master.startswith("k8s://"):
+        raise ValidationError(
+            [
+                Problem(
+                    "--master",
+                    f"{master!r} is not a Kubernetes master: sparkplane submits to Kubernetes "
+                    "only (no local, yarn, spark:// or mesos:// masters)",
+                    "use --master k8s://https://<api-server>, or leave it out to use the "
+                    "kubeconfig's cluster",
+                )
+            ],
+            subject="spark-submit arguments",
+        )
+    return SubmitArgv(rest, master, verbose, values.get("--properties-file"))
+
+
+def k8s_master_url(master: str) -> str:
+    """The API server URL of a ``k8s://`` master (``https://`` when no scheme is given, as in
+    spark-submit)."""
+    url = master.removeprefix("k8s://")
+    return url if "://" in url else f"https://{url}"
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``key=value`` / ``key: value`` / ``key value`` lines, ``#``/``!`` comments and
+    backslash continuations, as ``java.util.Properties.load``; values are trimmed as
+    spark-submit trims them."""
+    props: dict[str, str] = {}
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending += line[:-1]
+            continue
+        entry, pending = pending + line, ""
+        seps = [i for i in (entry.find("="), entry.find(":"), entry.find(" ")) if i >= 0]
+        cut = min(seps, default=len(entry))
+        key, value = entry[:cut].strip(), entry[cut + 1 :].strip()
+        if entry[cut : cut + 1] == " " and value[:1] in ("=", ":"):
+            value = value[1:].strip()
+        if key:
+            props[key] = value
+    return props
+
+
 class _Parsed:
     def __init__(self) -> None:
         self.values: dict[str, str] = {}
@@ -89,15 +186,18 @@ def from_submit_args(argv: list[str]) -> SparkApp:
     main_class = parsed.values.get("--class")
     resource = parsed.resource
     fields: dict[str, object] = {}
-    if resource is None:
-        if main_class is None:
-            parsed.problems.append(
-                Problem(
-                    "argv",
-                    "no application resource or --class given",
-                    "e.g. --class org.example.Main local:///app.jar",
-                )
+    if (
+        resource is None
+    ):  # spark-submit: "Must specify a primary resource (JAR or Python or R file)"
+        parsed.problems.append(
+            Problem(
+                "argv",
+                "no primary resource (JAR, Python or R file) given"
+                + (f" for --class {main_class}" if main_class else ""),
+                "as with spark-submit, end the options with the application, e.g. "
+                "--class org.example.Main local:///opt/app.jar",
             )
+        )
     elif resource.endswith(".py"):
         fields["py_files"] = resource
     elif resource.lower().endswith(".r"):

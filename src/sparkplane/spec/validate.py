@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from sparkplane.errors import Problem, ValidationError
-from sparkplane.spec import conf_keys
+from sparkplane.spec import conf_keys, limits
 from sparkplane.spec.conf import (
     K8S,
     app_name,
@@ -86,6 +86,9 @@ def validate(app: SparkApp) -> None:
 
 def collect_problems(app: SparkApp) -> list[Problem]:
     """All problems of ``app`` in a stable order (no exception)."""
+    too_big = limits.conf_size_problem(app.spec.spark_conf)
+    if too_big is not None:  # first and alone: the other checks would cost seconds
+        return [too_big]
     out = _Collector(app)
     conf = mapped_conf(app)
     _check_conflicts(app, out)
@@ -168,6 +171,15 @@ def _check_main(app: SparkApp, out: _Collector) -> None:
 
 
 def _check_image(conf: Mapping[str, str], out: _Collector) -> None:
+    for key in (
+        f"{K8S}.container.image",
+        f"{K8S}.driver.container.image",
+        f"{K8S}.executor.container.image",
+    ):
+        if key in conf:
+            why = limits.image_problem(conf[key])
+            if why:
+                out.add(out.path_of(key), why, limits.IMAGE_HINT)
     base = conf.get(f"{K8S}.container.image")
     for role in ("driver", "executor"):
         if not (conf.get(f"{K8S}.{role}.container.image") or base):

@@ -43,10 +43,38 @@ def check_k8s_names(app: SparkApp, conf: Mapping[str, str], path_of: PathOf, add
         _volumes(conf, role, path_of, add)
     _env(conf, path_of, add)
     _objects(app, conf, path_of, add)
+    for key in _LOCAL_ONLY:
+        if conf.get(key):
+            add(
+                path_of(key),
+                "Kerberos files on the submitting machine are not supported",
+                "put krb5.conf in a ConfigMap and name it with "
+                "spark.kubernetes.kerberos.krb5.configMapName; keytabs are not supported",
+            )
+
+
+# spark-submit reads these on the submitter and ships them; sparkplane does not
+_LOCAL_ONLY = ("spark.kubernetes.kerberos.krb5.path", "spark.kerberos.keytab")
+
+
+# What spark-submit substitutes in label values (SPARK-47730): checked as the longest value
+# each placeholder can become (an app id is ``spark-`` + 32 hex digits).
+_PLACEHOLDERS = {"{{APP_ID}}": "spark-" + "0" * 32, "{{EXECUTOR_ID}}": "1"}
+
+
+def _substituted(value: str) -> str:
+    for placeholder, example in _PLACEHOLDERS.items():
+        value = value.replace(placeholder, example)
+    return value
 
 
 def _label_map(
-    labels: Mapping[str, str], path: Callable[[str], str], add: Add, *, reserved: bool
+    labels: Mapping[str, str],
+    path: Callable[[str], str],
+    add: Add,
+    *,
+    reserved: bool,
+    placeholders: bool = False,
 ) -> None:
     for key, value in labels.items():
         why = label_key_problem(key)
@@ -54,7 +82,7 @@ def _label_map(
             add(path(key), f"invalid label key {key!r}: {why}")
         elif reserved and key in RESERVED_LABELS:
             add(path(key), f"label {key!r} is reserved", "sparkplane and Spark set it themselves")
-        why = label_value_problem(value)
+        why = label_value_problem(_substituted(value) if placeholders else value)
         if why:
             add(path(key), f"invalid label value {value!r}: {why}")
 
@@ -71,7 +99,11 @@ def _labels(app: SparkApp, conf: Mapping[str, str], path_of: PathOf, add: Add) -
     families.append((f"{K8S}.driver.service.label.", False))
     for prefix, reserved in families:
         _label_map(
-            conf_keys.with_prefix(conf, prefix), _prefixed(path_of, prefix), add, reserved=reserved
+            conf_keys.with_prefix(conf, prefix),
+            _prefixed(path_of, prefix),
+            add,
+            reserved=reserved,
+            placeholders=prefix != f"{K8S}.driver.service.label.",
         )
     for role in ("driver", "executor"):
         prefix = f"{K8S}.{role}.annotation."

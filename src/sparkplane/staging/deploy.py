@@ -25,10 +25,11 @@ from sparkplane import deployfiles
 from sparkplane.security.deploy import APPS_NAMESPACE, SYSTEM_NAMESPACE
 from sparkplane.security.rbac import render, to_yaml
 from sparkplane.security.rules import Identity
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 NAME = "sparkplane-staging"
-IMAGE = "sparkplane:latest"
+IMAGE = SPARKPLANE_IMAGE
 PORT = 10000
 DATA = "/var/lib/sparkplane-staging"
 LABELS = {
@@ -48,8 +49,9 @@ def manifests(
     container = {
         "name": "staging",
         "image": image,
-        "command": [
-            *("sparkplane", "staging", "serve", "--in-cluster"),
+        "imagePullPolicy": "IfNotPresent",
+        "args": [  # the image's entrypoint is `tini -- sparkplane`
+            *("staging", "serve", "--in-cluster"),
             *("--host", "0.0.0.0", "--port", str(PORT), "--storage-dir", f"{DATA}/bundles"),
             *("--db-path", f"{DATA}/metadata.sqlite3"),
         ],

@@ -4,9 +4,10 @@ Owns which files make a template (``*.yaml`` / ``*.yml`` directly in the directo
 name), the skipping of empty documents and the minimal shape every object must have
 (``apiVersion``, ``kind``, ``metadata.name``; string label and annotation values). Called by
 the CLI and the submitter (``submit`` / ``render`` with a template). The only I/O is reading
-the template files (:func:`read_sources`); :func:`parse_objects` is pure. Every problem of
-every file is reported in one :class:`~sparkplane.errors.ValidationError`; paths read
-``file#N`` where N is the 1-based document index in that file (empty documents count).
+the template files (:func:`read_sources`, bounded by :mod:`sparkplane.yamlio`);
+:func:`parse_objects` is pure. Every problem of every file is reported in one
+:class:`~sparkplane.errors.ValidationError`; paths read ``file#N`` where N is the 1-based
+document index in that file (empty documents count).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.templates.split import TemplateApp, split
 from sparkplane.templates.substitute import (
@@ -56,10 +58,10 @@ def read_sources(path: str | Path) -> list[tuple[str, str]]:
     sources: list[tuple[str, str]] = []
     problems: list[Problem] = []
     for file in files:
-        try:
-            sources.append((str(file), file.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem(str(file), f"cannot read: {exc}"))
+        try:  # bounded: size and strict UTF-8 (sparkplane.yamlio)
+            sources.append((str(file), yamlio.read_text(file, subject=SUBJECT)))
+        except ValidationError as exc:
+            problems.extend(exc.problems)
     if problems:
         raise ValidationError(problems, subject=SUBJECT)
     return sources

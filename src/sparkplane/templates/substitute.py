@@ -33,7 +33,9 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
+from sparkplane.yamlio import problem_of
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 NAME_PATTERN = re.compile(NAME)
@@ -155,7 +157,8 @@ def _typed_tag(value: str) -> str:
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that remembers which scalars carry an explicit tag (``!!str ${N}``), which
+    """SafeLoader (the text passed :func:`sparkplane.yamlio.check` first: size, depth, aliases,
+    duplicate keys, tags) that remembers which scalars carry an explicit tag (``!!str ${N}``), which
     the composed node alone cannot tell from an implicitly resolved one."""
 
     def __init__(self, stream: str) -> None:
@@ -205,6 +208,8 @@ class _Walker:
             self.mapping(node)
 
     def mapping(self, node: MappingNode) -> None:
+        # Keys equal as written were refused while composing (BoundedLoader); keys that
+        # become equal after substitution (${A}: 1 / ${B}: 2 with A=B) are caught here.
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
             self.walk(key_node, key=True)
@@ -250,7 +255,16 @@ def substitute_yaml(
     Never raises for template problems: they come back in the result (see the module
     docstring for the rules). ``source`` names the text in problem paths (``source:line``).
     """
-    loader = _Loader(text)
+    try:
+        yamlio.check(text)  # bounded first: nothing is composed for a refused text
+    except yamlio.YamlLimitError as exc:
+        return Substituted(source, (), (), (problem_of(exc, source),))
+    except yaml.YAMLError:
+        pass  # a syntax error: reported below, after the problems of the documents before it
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as exc:
+        return Substituted(source, (), (), (problem_of(exc, source),))
     documents: list[Any] = []
     missing: list[Occurrence] = []
     problems: list[Problem] = []
@@ -269,12 +283,8 @@ def substitute_yaml(
                 line = node.start_mark.line + 1
                 problems.append(Problem(f"{source}:{line}", f"cannot build the document: {exc}"))
                 documents.append(None)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problems.append(Problem(where, f"not valid YAML: {exc.problem or exc}"))
     except yaml.YAMLError as exc:
-        problems.append(Problem(source, f"not valid YAML: {exc}"))
+        problems.append(problem_of(exc, source))
     finally:
         loader.dispose()
     return Substituted(source, tuple(documents), tuple(missing), tuple(problems))

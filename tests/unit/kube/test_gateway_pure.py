@@ -49,7 +49,10 @@ def test_discovery_refreshes_once_for_unknown_kinds():
         return served[min(len(calls) - 1, 1)]
 
     disc = Discovery(fetch)
-    res = disc.resolve("scheduling.volcano.sh/v1beta1", "PodGroup")
+    with pytest.raises(KubeError, match="is the CRD installed"):
+        disc.resolve("scheduling.volcano.sh/v1beta1", "PodGroup")
+    assert calls == ["/apis/scheduling.volcano.sh/v1beta1"]  # a fresh answer is not re-fetched
+    res = disc.resolve("scheduling.volcano.sh/v1beta1", "PodGroup")  # the CRD came since
     assert res.plural == "podgroups" and res.namespaced
     assert calls == ["/apis/scheduling.volcano.sh/v1beta1"] * 2
     disc.resolve("scheduling.volcano.sh/v1beta1", "PodGroup")

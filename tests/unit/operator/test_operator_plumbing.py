@@ -160,7 +160,9 @@ def test_crds_are_structural_with_status_and_printer_columns() -> None:
 
 
 def test_deploy_files_match_the_generator() -> None:
-    for rel, text in deploy.files().items():
+    from sparkplane.operator import chart
+
+    for rel, text in chart.files().items():
         path = ROOT / "deploy" / rel
         assert path.is_file(), (
             f"deploy/{rel} missing: run `sparkplane operator manifests --write deploy`"
@@ -187,5 +189,16 @@ def test_cli_manifests_prints_crds_and_operator() -> None:
     assert result.exit_code == 0, result.output
     docs = [d for d in yaml.safe_load_all(result.output) if d]
     kinds = [d["kind"] for d in docs]
-    assert kinds.count("CustomResourceDefinition") == 2
+    assert kinds.count("CustomResourceDefinition") == 3
     assert "ClusterRole" in kinds and "Deployment" in kinds
+
+
+def test_chart_versions_follow_the_package() -> None:
+    import sparkplane
+    from sparkplane.operator import chart
+
+    meta = yaml.safe_load((ROOT / "deploy" / chart.CHART / "Chart.yaml").read_text())
+    assert meta["appVersion"] == sparkplane.__version__
+    assert deploy.DEFAULT_IMAGE.endswith(f":{sparkplane.__version__}")
+    values = yaml.safe_load((ROOT / "deploy" / chart.CHART / "values.yaml").read_text())
+    assert f"{values['image']['repository']}:{meta['appVersion']}" == deploy.DEFAULT_IMAGE

@@ -70,8 +70,8 @@ def test_render_spark_pi_example() -> None:
         "--properties-file",
         "/opt/spark/conf/spark.properties",
         "--class",
-        "org.apache.spark.examples.SparkPi",
-        "local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar",
+        "org.sparkplane.examples.SparkPi",
+        "local:///opt/spark/examples/jars/spark-examples.jar",
     ]
     assert pod["spec"]["containers"][-1]["resources"]["limits"]["memory"] == "896Mi"
     kinds = [o["kind"] for o in out.resources]
@@ -86,7 +86,7 @@ def test_render_spark_pi_example() -> None:
     props = load(out.resources[-1]["data"]["spark.properties"])
     assert props == out.system_properties
     assert props["spark.executor.instances"] == "1"
-    assert props["spark.jars"] == "local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar"
+    assert props["spark.jars"] == "local:///opt/spark/examples/jars/spark-examples.jar"
 
 
 def test_render_python_example() -> None:

@@ -62,3 +62,12 @@ def test_commands_mount_at_the_top_level():
     assert "rbac" in result.stdout and "kubeconfig" in result.stdout
     out = RUNNER.invoke(root, ["rbac", "gc", "-n", "x"])
     assert list(yaml.safe_load_all(out.stdout)) == bodies(render("gc", "x"))
+
+
+def test_kubeconfig_refuses_a_ten_year_token_before_connecting():
+    result = RUNNER.invoke(
+        security.app,
+        ["kubeconfig", "--service-account", "s", "-n", "n", "--duration", "3650d"],
+    )
+    assert result.exit_code != 0
+    assert "7d maximum" in str(result.exception) and "--force" in str(result.exception)

@@ -88,3 +88,10 @@ def test_private_file_is_created_with_0600_not_chmodded(
     monkeypatch.setattr(os, "chmod", lambda *a, **k: pytest.fail("chmod after writing"))
     write_private(tmp_path / "kc", "data")
     assert modes == [0o600]
+
+
+def test_duration_has_a_maximum_unless_forced():
+    with pytest.raises(ValidationError, match=r"--duration: 3650d is longer than the 7d maximum"):
+        check_duration(timedelta(days=3650))
+    assert check_duration(timedelta(days=7)) == 7 * 86400
+    assert check_duration(timedelta(days=3650), force=True) == 3650 * 86400

@@ -68,12 +68,23 @@ def test_driver_touches_only_its_executors_objects():
         ("", "persistentvolumeclaims"),
     }
     assert {"create", "watch", "delete"} <= g[("", "pods")]
+    # issue 12: a driver cannot read any ConfigMap (other apps' spark.properties) or Service
+    for kind in ("configmaps", "services"):
+        assert g[("", kind)] == {"create", "delete", "deletecollection"}
+    assert "watch" not in g[("", "persistentvolumeclaims")]
     assert not POLICIES[Identity.DRIVER].cluster
     assert not POLICIES[Identity.DRIVER].cluster_wide_allowed
 
 
 def test_gc_and_staging_are_minimal():
-    assert _grants(Identity.GC) == {("", "pods"): {"list", "delete"}}
+    assert _grants(Identity.GC) == {
+        ("", "pods"): {"get", "list", "delete"},
+        ("", "pods/log"): {"get"},  # its log goes to the archive before the pod goes
+        ("", "configmaps"): {"get"},  # half-made check, by name only
+        ("", "services"): {"get"},
+        ("", "persistentvolumeclaims"): {"get"},
+        ("networking.k8s.io", "ingresses"): {"get"},
+    }
     assert _grants(Identity.STAGING) == {
         ("", "pods"): {"get", "list"},
         ("authentication.k8s.io", "tokenreviews"): {"create"},  # who is an uploader's token?

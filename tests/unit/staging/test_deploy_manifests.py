@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from sparkplane.staging.deploy import NAME, PORT, render_files
+from sparkplane.version import SPARKPLANE_IMAGE
 
 DEPLOY = Path(__file__).parents[3] / "deploy" / "staging"
 
@@ -24,9 +25,12 @@ def test_deployment_runs_serve_with_cluster_credentials_and_minimal_rights() -> 
     deployment = objects[1]
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
-    assert container["command"][:4] == ["sparkplane", "staging", "serve", "--in-cluster"]
+    # args to the image's entrypoint (`tini -- sparkplane`), never a command that drops tini
+    assert "command" not in container
+    assert container["args"][:3] == ["staging", "serve", "--in-cluster"]
+    assert container["image"] == SPARKPLANE_IMAGE
     # in a pod, the Service must reach it: all addresses (the command's default is loopback)
-    assert container["command"][4:6] == ["--host", "0.0.0.0"]
+    assert container["args"][3:5] == ["--host", "0.0.0.0"]
     assert pod["serviceAccountName"] == NAME
     assert deployment["spec"]["replicas"] == 1
     assert objects[2]["spec"]["ports"][0]["port"] == PORT

@@ -107,7 +107,7 @@ def test_empty_template_and_missing_paths(tmp_path: Path) -> None:
 
 def test_non_utf8_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_bytes(b"a: \xff\xfe\n")
-    with pytest.raises(ValidationError, match="cannot read"):
+    with pytest.raises(ValidationError, match="is not UTF-8 text"):
         load_objects(tmp_path, {})
 
 

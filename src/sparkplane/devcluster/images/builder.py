@@ -23,11 +23,11 @@ from sparkplane.devcluster import versions
 from sparkplane.devcluster.images import cache, debian, oci, pause, project, spark
 from sparkplane.devcluster.images.layers import Entry, LayerBlob, write_layer
 from sparkplane.errors import DevClusterError
+from sparkplane.version import SPARKPLANE_IMAGE
 
 Progress = Callable[[str], None]
 
 SPARK_IMAGE = f"docker.io/sparkplane/spark:{versions.SPARK}"
-SPARKPLANE_IMAGE = f"ghcr.io/sparkplane/sparkplane:{sparkplane.__version__}"
 PAUSE_IMAGE = f"registry.k8s.io/pause:{versions.PAUSE}"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

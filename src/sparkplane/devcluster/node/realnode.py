@@ -93,7 +93,7 @@ def start(
         binary=binary,
         log=log,
     )
-    _import_images(bins, plan, archives, progress)
+    import_images(bins, archives, plan, progress)
 
     progress("starting the kubelet")
     kubelet_kc = cfg / "kubelet.kubeconfig"
@@ -227,10 +227,11 @@ def _pause_ref(archives: list[tuple[str, Path, str]]) -> str:
     return refs[0]
 
 
-def _import_images(
-    bins: NodeBinaries, plan: NodePlan, archives: list[tuple[str, Path, str]], progress: Progress
+def import_images(
+    bins: NodeBinaries, archives: list[tuple[str, Path, str]], plan: NodePlan, progress: Progress
 ) -> None:
-    """Import each archive unless the same one (by content key) is already in."""
+    """Import each archive unless the same one (by content key) is already in (also on a
+    running node: a changed sparkplane image reaches the pods that run it)."""
     record = plan.path("imported.json")
     try:
         done: dict[str, str] = json.loads(record.read_text())

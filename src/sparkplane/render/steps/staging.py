@@ -21,7 +21,7 @@ driver pod. Everything is read from these Spark conf keys (all ``spark.kubernete
 ``staging.caInSecret``         ``true``: the Secret holds ``ca.crt`` to trust (HTTPS)
 ``staging.maxBytes``           the bundle's unpacked size (set by the submitter); the
                                init-container refuses to unpack more (``--max-bytes``)
-``initContainer.image``        image with sparkplane installed (default ``sparkplane:latest``)
+``initContainer.image``        image with sparkplane installed (default ``SPARKPLANE_IMAGE``)
 ``initContainer.pullPolicy``   default: ``spark.kubernetes.container.image.pullPolicy``
 ``localizeRemote``             ``true``: the init-container downloads http(s) dependencies
 ``localize.uris``              written by the rewrite: the http(s) URIs to download
@@ -50,6 +50,7 @@ from sparkplane.spec.conf import K8S, mapped_conf, split_list
 from sparkplane.spec.models import PodTemplateHolder, SparkApp
 from sparkplane.spec.naming import AppIds
 from sparkplane.spec.validate import STAGING_SERVER
+from sparkplane.version import SPARKPLANE_IMAGE
 
 PREFIX = f"{K8S}.sparkplane"
 STAGING_RESOURCE_ID = f"{PREFIX}.staging.resourceId"
@@ -61,7 +62,7 @@ INIT_PULL_POLICY = f"{PREFIX}.initContainer.pullPolicy"
 LOCALIZE_REMOTE = f"{PREFIX}.localizeRemote"
 LOCALIZED_URIS = f"{PREFIX}.localize.uris"
 
-DEFAULT_INIT_IMAGE = "sparkplane:latest"
+DEFAULT_INIT_IMAGE = SPARKPLANE_IMAGE
 PENDING_RESOURCE_ID = "pending-upload"
 DEFAULT_MAX_BYTES = 2 * 1024**3
 """``--max-bytes`` when the conf names no bound (a dry run before the upload)."""

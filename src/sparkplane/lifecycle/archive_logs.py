@@ -1,0 +1,227 @@
+"""Keep a driver's logs before sparkplane deletes it, read them back once it is gone, prune them.
+
+Hooks (one call each): ``kill`` calls :func:`archive_app`, ``gc`` calls :func:`archive_driver`
+per driver it deletes and :func:`prune` once, the operator calls :func:`archive_driver` before
+releasing a driver; ``SparkPlane.logs`` reads through :func:`live_or_archived`. Archiving is best
+effort: a failure is logged and never stops the deletion. Pods deleted by someone else (kubectl)
+are not archived here. Layout, caps and retention: :mod:`sparkplane.lifecycle.archive`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from sparkplane.errors import AppNotFoundError
+from sparkplane.kube import Kube
+from sparkplane.lifecycle import archive as layout
+from sparkplane.lifecycle.apps import App, native_name
+from sparkplane.lifecycle.archive import ArchiveMeta, ArchiveStore
+from sparkplane.lifecycle.archive_store import open_store
+
+log = logging.getLogger(__name__)
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
+Obj = dict[str, Any]
+
+
+def app_name_of(pod: Obj) -> str:
+    """The name ``sparkplane logs`` takes: the owning SparkApplication's, else the native one."""
+    meta = pod.get("metadata", {})
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "SparkApplication":
+            return str(ref["name"])
+    return native_name(str(meta.get("name", "")))
+
+
+def archive_app(kube: Kube, app: App, reason: str, store: ArchiveStore | None = None) -> None:
+    """Archive ``app``'s driver (if it has one) before it is deleted; never raises."""
+    if app.driver_pod:
+        archive_driver(kube, app.namespace, app.driver_pod, reason, store, name=app.name)
+
+
+def archive_refs(
+    kube: Kube, namespace: str, refs: Iterable[tuple[str, str, str]], reason: str
+) -> None:
+    """Archive the driver pods among ``refs`` (apiVersion, kind, name) about to be deleted."""
+    for api_version, kind, name in refs:
+        if (api_version, kind) == ("v1", "Pod"):
+            archive_driver(kube, namespace, name, reason)
+
+
+def archive_driver(
+    kube: Kube,
+    namespace: str,
+    driver_pod: str,
+    reason: str,
+    store: ArchiveStore | None = None,
+    *,
+    name: str | None = None,
+) -> ArchiveMeta | None:
+    """Archive a driver pod's log and its executors' tails; never raises (logs a warning)."""
+    try:
+        store = store or open_store()
+        if store is None:
+            return None
+        pod = kube.get_or_none("v1", "Pod", driver_pod, namespace)
+        role = (pod or {}).get("metadata", {}).get("labels", {}).get("spark-role")
+        if pod is None or role != "driver" or not _started(pod):
+            return None
+        return _archive(kube, store, pod, name or app_name_of(pod), reason)
+    except Exception as exc:  # archiving must never block a deletion
+        log.warning("could not archive the logs of %s/%s: %s", namespace, driver_pod, exc)
+        return None
+
+
+def _started(pod: Obj) -> bool:
+    statuses = pod.get("status", {}).get("containerStatuses") or []
+    return any(
+        s.get("state", {}).get("running")
+        or s.get("state", {}).get("terminated")
+        or s.get("lastState", {}).get("terminated")
+        for s in statuses
+    )
+
+
+def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -> ArchiveMeta:
+    meta, ns = pod["metadata"], pod["metadata"]["namespace"]
+    app_id = (meta.get("labels") or {}).get("spark-app-selector")
+    text, truncated = layout.cap_text(
+        kube.logs(meta["name"], ns, container=_container(pod, DRIVER_CONTAINER)), layout.DRIVER_CAP
+    )
+    store.delete_prefix(layout.app_prefix(ns, app))  # a new run of the same name replaces it
+    store.put(layout.log_key(ns, app), text.encode())
+    used, kept = len(text.encode()), []
+    selector = f"spark-role=executor,spark-app-selector={app_id}"
+    for ex in kube.list("v1", "Pod", ns, label_selector=selector) if app_id else []:
+        exec_id = str((ex["metadata"].get("labels") or {}).get("spark-exec-id", ""))
+        if not exec_id.isdigit() or used >= layout.APP_CAP:
+            continue
+        try:
+            lines = kube.logs(
+                ex["metadata"]["name"],
+                ns,
+                container=_container(ex, EXECUTOR_CONTAINER),
+                tail_lines=layout.EXECUTOR_TAIL_LINES,
+            )
+            etext, cut = layout.cap_text(lines, layout.EXECUTOR_CAP)
+        except Exception as exc:  # an executor that never started has no log
+            log.info("no log of executor %s: %s", ex["metadata"]["name"], exc)
+            continue
+        store.put(layout.log_key(ns, app, int(exec_id)), etext.encode())
+        used += len(etext.encode())
+        truncated = truncated or cut
+        kept.append(int(exec_id))
+    retain = layout.retention_of(meta.get("annotations"), layout.DEFAULT_RETENTION)
+    record = ArchiveMeta(
+        namespace=ns,
+        app=app,
+        driver_pod=meta["name"],
+        archived_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        reason=reason,
+        retain_seconds=int(retain.total_seconds()),
+        app_id=app_id,
+        executors=tuple(sorted(kept)),
+        truncated=truncated,
+    )
+    store.put(layout.meta_key(ns, app), record.to_json())
+    return record
+
+
+def _container(pod: Obj, preferred: str) -> str | None:
+    names = [c.get("name") for c in pod.get("spec", {}).get("containers") or []]
+    return preferred if preferred in names else (str(names[0]) if names else None)
+
+
+def archived_meta(
+    namespace: str, app: str, store: ArchiveStore | None = None
+) -> ArchiveMeta | None:
+    """What the archive holds for ``app`` (None: nothing, or archiving off)."""
+    store = store or open_store()
+    data = store.get(layout.meta_key(namespace, app)) if store else None
+    return ArchiveMeta.from_json(data) if data else None
+
+
+def read_archived(
+    namespace: str,
+    app: str,
+    executor: int | None = None,
+    *,
+    tail: int | None = None,
+    store: ArchiveStore | None = None,
+) -> tuple[ArchiveMeta, list[str]] | None:
+    """The archived log lines of the driver (or executor N) and the app's record."""
+    store = store or open_store()
+    meta = archived_meta(namespace, app, store) if store else None
+    data = store.get(layout.log_key(namespace, app, executor)) if store and meta else None
+    if meta is None or data is None:
+        return None
+    lines = data.decode(errors="replace").splitlines()
+    return meta, lines[-tail:] if tail else lines
+
+
+def live_or_archived(
+    live: Callable[[], Iterator[str]] | None,
+    namespace: str,
+    app: str,
+    executor: int | None,
+    *,
+    tail: int | None = None,
+    notice: Callable[[str], None] = lambda _: None,
+    missing: AppNotFoundError | None = None,
+) -> Iterator[str]:
+    """The live log while the pod exists, else the archived one (``notice`` says so)."""
+    if live is not None:
+        started = False
+        try:
+            for line in live():
+                started = True
+                yield line
+            return
+        except AppNotFoundError as exc:
+            if started:
+                raise
+            missing = exc
+    found = read_archived(namespace, app, executor, tail=tail)
+    if found is None:
+        raise missing or AppNotFoundError(f"{namespace}/{app} not found, nor in the log archive")
+    meta, lines = found
+    notice(layout.deleted_notice(meta, executor))
+    yield from lines
+
+
+def prune(
+    now: datetime | None = None, store: ArchiveStore | None = None, kube: Kube | None = None
+) -> list[ArchiveMeta]:
+    """Drop the archived apps past their retention (with ``kube``, their event logs too where
+    this process reaches the event-log directory); returns what was dropped."""
+    store = store or open_store()
+    if store is None:
+        return []
+    now = now or datetime.now(UTC)
+    dropped = []
+    for key in store.keys(""):
+        if not key.endswith("/" + layout.META):
+            continue
+        data = store.get(key)
+        try:
+            meta = ArchiveMeta.from_json(data) if data else None
+        except (ValueError, TypeError, KeyError):
+            continue  # never delete on a guess
+        if meta and layout.expired(meta, now):
+            store.delete_prefix(layout.app_prefix(meta.namespace, meta.app))
+            dropped.append(meta)
+            if kube is not None and meta.app_id:
+                _drop_event_log(kube, meta)
+    return dropped
+
+
+def _drop_event_log(kube: Kube, meta: ArchiveMeta) -> None:
+    from sparkplane.lifecycle.history_kube import remove_event_logs
+
+    try:
+        remove_event_logs(kube, meta.namespace, [meta.app_id or ""])
+    except Exception as exc:  # the archive is pruned either way
+        log.warning("could not remove the event log of %s: %s", meta.app, exc)

@@ -1,0 +1,167 @@
+"""Event logs and the Spark History Server, pure parts: the namespace's event-log store, the
+sparkConf that turns event logging on, and the History Server's Deployment and Service.
+
+A namespace's store is the ConfigMap ``sparkplane-history`` (written by ``sparkplane history
+up``): the log directory URI (``file:/spark-events`` on a shared volume, or the user's own
+``s3a://``/``gs://``/``abfs://``/``hdfs://`` URI), the volume drivers mount for a ``file:`` URI
+(hostPath or PVC), whether every app gets event logs by default, and the retention the
+History Server's cleaner applies. An app opts in with ``spark.eventLog.enabled: "true"`` (the
+directory and volume are filled in) or by the namespace default; ``"false"`` opts out.
+Called by :mod:`.history_kube` and the CLI. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+NAME = "sparkplane-history"
+PORT = 18080
+MOUNT = "/spark-events"
+VOLUME = "spark-events"
+LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "sparkplane"}
+ENABLED = "spark.eventLog.enabled"
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EventLogStore:
+    """Where a namespace's event logs go and how long the History Server keeps them."""
+
+    log_dir: str = f"file:{MOUNT}"
+    host_path: str | None = None
+    claim: str | None = None
+    default: bool = False
+    retention: timedelta = timedelta(days=7)
+
+    def volume(self) -> Obj | None:
+        if self.host_path:
+            return {
+                "name": VOLUME,
+                "hostPath": {"path": self.host_path, "type": "DirectoryOrCreate"},
+            }
+        if self.claim:
+            return {"name": VOLUME, "persistentVolumeClaim": {"claimName": self.claim}}
+        return None
+
+
+def to_configmap(namespace: str, store: EventLogStore) -> Obj:
+    data = {
+        "logDir": store.log_dir,
+        "default": "true" if store.default else "false",
+        "retentionSeconds": str(int(store.retention.total_seconds())),
+    }
+    if store.host_path:
+        data["hostPath"] = store.host_path
+    if store.claim:
+        data["claimName"] = store.claim
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": NAME, "namespace": namespace, "labels": dict(LABELS)},
+        "data": data,
+    }
+
+
+def from_configmap(cm: Obj) -> EventLogStore:
+    data = cm.get("data") or {}
+    seconds = str(data.get("retentionSeconds", "")).strip()
+    return EventLogStore(
+        log_dir=data.get("logDir") or f"file:{MOUNT}",
+        host_path=data.get("hostPath") or None,
+        claim=data.get("claimName") or None,
+        default=data.get("default") == "true",
+        retention=timedelta(seconds=int(seconds)) if seconds.isdigit() else timedelta(days=7),
+    )
+
+
+def event_log_conf(store: EventLogStore) -> dict[str, str]:
+    """The sparkConf for a driver writing its event log to ``store``."""
+    conf = {ENABLED: "true", "spark.eventLog.dir": store.log_dir}
+    base = f"spark.kubernetes.driver.volumes.{{}}.{VOLUME}"
+    if store.host_path:
+        vol = base.format("hostPath")
+        conf |= {f"{vol}.mount.path": MOUNT, f"{vol}.options.path": store.host_path}
+        conf[f"{vol}.options.type"] = "DirectoryOrCreate"
+    elif store.claim:
+        vol = base.format("persistentVolumeClaim")
+        conf |= {f"{vol}.mount.path": MOUNT, f"{vol}.options.claimName": store.claim}
+    return conf
+
+
+def with_event_log(conf: dict[str, str], store: EventLogStore | None) -> dict[str, str]:
+    """``conf`` with event logging filled in when the app asks (or the namespace defaults to
+    it); the app's own keys always win, ``spark.eventLog.enabled: "false"`` opts out."""
+    asked = conf.get(ENABLED, "").strip().lower()
+    if store is None or asked == "false" or (asked != "true" and not store.default):
+        return conf
+    return {**event_log_conf(store), **conf, ENABLED: "true"}
+
+
+def server_objects(namespace: str, store: EventLogStore, image: str) -> list[Obj]:
+    """The History Server (the Spark image's own) as a Deployment and its Service."""
+    opts = [
+        f"-Dspark.history.fs.logDirectory={store.log_dir}",
+        "-Dspark.history.fs.update.interval=2s",
+        "-Dspark.history.fs.cleaner.enabled=true",
+        f"-Dspark.history.fs.cleaner.maxAge={int(store.retention.total_seconds())}s",
+        "-Dspark.history.fs.cleaner.interval=10min",
+        f"-Dspark.history.ui.port={PORT}",
+    ]
+    container: Obj = {
+        "name": "history-server",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["/opt/spark/bin/spark-class", "org.apache.spark.deploy.history.HistoryServer"],
+        "env": [
+            {"name": "SPARK_HISTORY_OPTS", "value": " ".join(opts)},
+            {"name": "SPARK_DAEMON_MEMORY", "value": "512m"},
+            {"name": "SPARK_NO_DAEMONIZE", "value": "true"},
+        ],
+        "ports": [{"name": "http", "containerPort": PORT}],
+        "readinessProbe": {"httpGet": {"path": "/", "port": PORT}, "periodSeconds": 3},
+        "resources": {"requests": {"cpu": "100m", "memory": "640Mi"}},
+        "securityContext": {"runAsUser": 185, "runAsNonRoot": True},
+    }
+    pod: Obj = {"containers": [container]}
+    volume = store.volume()
+    if volume:
+        container["volumeMounts"] = [{"name": VOLUME, "mountPath": MOUNT}]
+        pod["volumes"] = [volume]
+        pod["initContainers"] = [  # drivers (uid 185) must be able to write there
+            {
+                "name": "permissions",
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["sh", "-c", f"chmod 1777 {MOUNT}"],
+                "securityContext": {"runAsUser": 0},
+                "volumeMounts": [{"name": VOLUME, "mountPath": MOUNT}],
+            }
+        ]
+    meta = {"name": NAME, "namespace": namespace, "labels": dict(LABELS)}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta,
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
+            "template": {"metadata": {"labels": dict(LABELS)}, "spec": pod},
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {
+            "selector": {"app.kubernetes.io/name": NAME},
+            "ports": [{"name": "http", "port": PORT, "targetPort": PORT}],
+        },
+    }
+    return [deployment, service]
+
+
+def app_path(app_id: str) -> str:
+    """The History Server page of one app (its jobs)."""
+    return f"/history/{app_id}/jobs/"

@@ -1,0 +1,17 @@
+"""The package version and the one name of the sparkplane image built from it.
+
+Imported by ``sparkplane`` (``sparkplane.__version__``, ``sparkplane.SPARKPLANE_IMAGE``) and by
+everything that references the image: the deploy/ generators (operator, staging server, gc
+CronJob), the staging init-container step and the dev cluster's image builder, which builds and
+imports exactly this reference into the real node. Pure constants: it imports nothing, so the
+pure core may use it without pulling in the rest of the package.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+"""Keep equal to ``project.version`` in pyproject.toml."""
+
+SPARKPLANE_IMAGE = f"ghcr.io/sparkplane/sparkplane:{__version__}"
+"""The sparkplane image (entrypoint ``tini -- sparkplane``, uid 65532): everything deploy/ runs
+in the cluster, and the staging init-container (``sparkplane fetch``)."""

@@ -1,0 +1,198 @@
+"""A submitter killed between its steps (issue 12): the retry with the same --submission-id
+completes or removes the half-made app and never calls it submitted; `gc` removes half-made
+drivers after a grace period and never touches system namespaces across all namespaces.
+
+The kill is real: the CLI runs as a subprocess with ``SPARKPLANE_FAULT_KILL_AFTER`` and SIGKILLs
+itself right after the named step (``kube.ownership``), leaving exactly what a crash leaves."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sparkplane.kube import Kube
+from sparkplane.lifecycle.apps import SUBMISSION_LABEL
+from sparkplane.lifecycle.gc import collect_garbage
+from sparkplane.lifecycle.halfmade import DEPENDENTS_KEY, dependents_of, owned_by
+from tests.hostile_inputs import PI
+from tests.integration.helpers import pod, wait_for
+
+
+def cli(
+    kubeconfig: Path, *args: str, kill_after: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+    env.pop("SPARKPLANE_FAULT_KILL_AFTER", None)
+    if kill_after:
+        env["SPARKPLANE_FAULT_KILL_AFTER"] = kill_after
+    return subprocess.run(
+        [sys.executable, "-m", "sparkplane.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def spec(tmp_path: Path, run_for: str) -> Path:
+    doc = yaml.safe_load(PI.read_text())
+    ann = doc["spec"]["driverSpec"]["podTemplateSpec"]["metadata"]["annotations"]
+    ann["sim.sparkplane.io/run-for"] = run_for
+    path = tmp_path / f"pi-{run_for}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def drivers(kube: Kube, namespace: str, sid: str) -> list[dict[str, Any]]:
+    return kube.list("v1", "Pod", namespace, label_selector=f"{SUBMISSION_LABEL}={sid}")
+
+
+def missing(kube: Kube, namespace: str, driver: dict[str, Any]) -> list[str]:
+    uid = driver["metadata"]["uid"]
+    refs = dependents_of(driver) or []
+    assert refs, f"driver has no {DEPENDENTS_KEY} annotation"
+    return [
+        f"{kind}/{name}"
+        for api, kind, name in refs
+        if not owned_by(kube.get_or_none(api, kind, name, namespace), uid)
+    ]
+
+
+@pytest.mark.parametrize("step", ["owner", "dependent:1", "dependent:2"])
+def test_retry_completes_a_submission_killed_after_each_step(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, step: str
+) -> None:
+    path, sid = spec(tmp_path, "10m"), f"crash-{step.replace(':', '-')}"
+    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", sid)
+    crashed = cli(kubeconfig, *args, kill_after=step)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    [half] = drivers(kube, namespace, sid)
+    lost = missing(kube, namespace, half)
+    assert lost, "the kill left nothing missing"
+
+    retry = cli(kubeconfig, *args)
+    assert retry.returncode == 0, retry.stderr
+    assert "completed an interrupted submission" in retry.stderr
+    [driver] = drivers(kube, namespace, sid)
+    assert driver["metadata"]["uid"] == half["metadata"]["uid"]  # the same app, not a second
+    assert missing(kube, namespace, driver) == []
+
+    again = cli(kubeconfig, *args)
+    assert again.returncode == 0 and "already submitted" in again.stderr
+    assert "completed" not in again.stderr
+
+
+def test_retry_removes_a_half_made_app_that_already_finished(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    path, sid = spec(tmp_path, "1s"), "crash-finished"
+    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", sid)
+    assert cli(kubeconfig, *args, kill_after="owner").returncode == -signal.SIGKILL
+    wait_for(
+        lambda: drivers(kube, namespace, sid)[0].get("status", {}).get("phase") == "Succeeded",
+        timeout=60,
+        what="the half-made driver to finish",
+    )
+    retry = cli(kubeconfig, *args)
+    assert retry.returncode == 7, retry.stderr
+    assert "already finished (Succeeded): removed it" in retry.stderr
+    assert "Submit again" in retry.stderr
+    wait_for(lambda: not drivers(kube, namespace, sid), timeout=60, what="driver removed")
+    fresh = cli(kubeconfig, *args)
+    assert fresh.returncode == 0 and "submitted" in fresh.stderr, fresh.stderr
+    [driver] = drivers(kube, namespace, sid)
+    assert missing(kube, namespace, driver) == []
+
+
+def test_retry_that_cannot_complete_rolls_back(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    path, sid = spec(tmp_path, "10m"), "crash-quota"
+    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", sid)
+    assert cli(kubeconfig, *args, kill_after="owner").returncode == -signal.SIGKILL
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "cm"}}
+    quota["spec"] = {"hard": {"count/configmaps": "1"}}  # kube-root-ca.crt uses it up
+    kube.create(quota, namespace)
+    wait_for(
+        lambda: (kube.get("v1", "ResourceQuota", "cm", namespace).get("status") or {}).get("used"),
+        timeout=30,
+        what="quota usage",
+    )
+    retry = cli(kubeconfig, *args)
+    assert retry.returncode == 7, retry.stderr
+    assert "completing the half-made" in retry.stderr and "ResourceQuota exceeded" in retry.stderr
+    wait_for(lambda: not drivers(kube, namespace, sid), timeout=60, what="driver removed")
+
+
+def test_gc_removes_half_made_drivers_after_the_grace_period(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    path = spec(tmp_path, "10m")
+    base = ("submit", "-f", str(path), "-n", namespace, "--submission-id")
+    assert cli(kubeconfig, *base, "half", kill_after="owner").returncode == -signal.SIGKILL
+    assert cli(kubeconfig, *base, "whole").returncode == 0
+    # within the grace period (default 5 min) nothing is touched
+    shown = cli(kubeconfig, "gc", "-n", namespace, "--dry-run", "-o", "yaml")
+    rows = list(yaml.safe_load_all(shown.stdout))
+    assert shown.returncode == 0 and len(rows) == 2 and not any(r["delete"] for r in rows)
+    decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
+    deleted = {d.name: d.reason for d in decisions if d.delete}
+    [half] = drivers(kube, namespace, "half")
+    assert list(deleted) == [half["metadata"]["name"]]
+    assert "half-made" in deleted[half["metadata"]["name"]]
+    wait_for(lambda: not drivers(kube, namespace, "half"), timeout=60, what="half-made gone")
+    assert len(drivers(kube, namespace, "whole")) == 1
+
+
+def test_gc_across_namespaces_never_touches_system_namespaces(kube: Kube, namespace: str) -> None:
+    refs = '[["v1","ConfigMap","never-made"]]'
+
+    def orphan(name: str) -> dict[str, Any]:
+        return pod(name, labels={"spark-role": "driver"}, annotations={DEPENDENTS_KEY: refs})
+
+    kube.create(orphan("faults-orphan-driver"), namespace)
+    kube.create(orphan("faults-orphan-driver"), "kube-system")
+    try:
+        decisions = collect_garbage(kube, None, default_ttl=None, grace=timedelta(0))
+        deleted = {(d.namespace, d.name) for d in decisions if d.delete}
+        assert (namespace, "faults-orphan-driver") in deleted
+        assert not any(ns == "kube-system" for ns, _ in deleted)
+        assert kube.get_or_none("v1", "Pod", "faults-orphan-driver", "kube-system") is not None
+        named = collect_garbage(
+            kube, "kube-system", default_ttl=None, grace=timedelta(0), dry_run=True
+        )
+        assert [d.name for d in named if d.delete] == ["faults-orphan-driver"]  # explicit -n
+    finally:
+        kube.delete("v1", "Pod", "faults-orphan-driver", "kube-system", grace_period_seconds=0)
+
+
+@pytest.mark.parametrize("step", ["pre-resources", "owner"])
+def test_pre_resources_of_a_killed_submission_are_reused_and_adopted(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, step: str
+) -> None:
+    """configMapSpecs are created before the driver; a kill before they are adopted left them
+    without an owner (no garbage collection, and a retry failed on AlreadyExists)."""
+    doc = yaml.safe_load(spec(tmp_path, "10m").read_text())
+    doc["spec"]["configMapSpecs"] = [{"name": "extra-conf", "data": {"a": "b"}}]
+    path = tmp_path / "pi-pre.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", f"pre-{step}")
+    assert cli(kubeconfig, *args, kill_after=step).returncode == -signal.SIGKILL
+    left = kube.get("v1", "ConfigMap", "extra-conf", namespace)
+    assert not left["metadata"].get("ownerReferences")
+    retry = cli(kubeconfig, *args)
+    assert retry.returncode == 0, retry.stderr
+    [driver] = drivers(kube, namespace, f"pre-{step}")
+    assert missing(kube, namespace, driver) == []
+    adopted = kube.get("v1", "ConfigMap", "extra-conf", namespace)
+    assert owned_by(adopted, driver["metadata"]["uid"])
+    assert adopted["metadata"]["uid"] == left["metadata"]["uid"]  # reused, not recreated

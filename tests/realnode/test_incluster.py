@@ -1,0 +1,247 @@
+"""What deploy/ installs really runs in the cluster, in the sparkplane image, on the real node: the
+operator (CRDs + RBAC + Deployment) reconciles a real SparkPi to ResourceReleased, the gc CronJob
+removes an expired native driver, and the staging init-container fetches a bundle of local files
+(examples/local-deps) before the driver starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sparkplane.devcluster import DevCluster
+from sparkplane.devcluster.node.plan import NodePlan
+from sparkplane.errors import NotFoundError
+from sparkplane.kube import Kube
+from sparkplane.lifecycle.staging import TOKEN_ENV
+from sparkplane.operator.install import apply_objects
+from sparkplane.security.rbac import bodies, render
+from sparkplane.staging.auth import UploadSecret
+from sparkplane.staging.background import serve_in_background
+from sparkplane.staging.kube_owner import pod_owner_checker
+from sparkplane.staging.settings import StagingSettings
+from sparkplane.version import SPARKPLANE_IMAGE
+from tests.integration.helpers import wait_for
+from tests.realnode.conftest import SERVICE_ACCOUNT
+from tests.realnode.sparkapps import SPARK_IMAGE, cli, driver_pod, spec, submit, write
+from tests.realnode.test_spark import PI_LINE
+
+ROOT = Path(__file__).parents[2]
+DEPLOY = ROOT / "deploy"
+CR = "spark.apache.org/v1"
+SUBMIT = [sys.executable, "-m", "sparkplane.cli", "submit"]
+
+
+def _docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def _fresh_namespace(kube: Kube, name: str) -> None:
+    """``name`` (the fixed namespace a deploy/ file names), empty, with the driver role."""
+    _drop_namespace(kube, name)
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    for obj in bodies(render("driver", name, service_account=SERVICE_ACCOUNT)):
+        kube.create(obj)
+
+
+def _drop_namespace(kube: Kube, name: str) -> None:
+    try:
+        kube.delete("v1", "Namespace", name)
+    except NotFoundError:
+        return
+    wait_for(
+        lambda: kube.get_or_none("v1", "Namespace", name) is None,
+        timeout=120,
+        what=f"namespace {name} gone",
+        interval=1,
+    )
+
+
+@pytest.fixture
+def operator_in_cluster(kube: Kube) -> Iterator[str]:
+    """deploy/crds + deploy/operator/namespaced.yaml exactly as committed (it watches
+    ``spark-apps``); yields the watched namespace once an operator pod is Ready."""
+    (watched,) = [
+        a.split("=", 1)[1]
+        for d in _docs(DEPLOY / "operator" / "namespaced.yaml")
+        if d["kind"] == "Deployment"
+        for a in d["spec"]["template"]["spec"]["containers"][0]["args"]
+        if a.startswith("--namespace=")
+    ]
+    _drop_namespace(kube, "spark-operator")
+    _fresh_namespace(kube, watched)
+    for path in sorted((DEPLOY / "crds").glob("*.yaml")):
+        apply_objects(kube, _docs(path))
+    apply_objects(kube, _docs(DEPLOY / "operator" / "namespaced.yaml"))
+    yield watched
+    _drop_namespace(kube, watched)
+    _drop_namespace(kube, "spark-operator")
+
+
+def _ready_operator_pods(kube: Kube) -> list[dict[str, Any]]:
+    pods = kube.list(
+        "v1", "Pod", "spark-operator", label_selector="app.kubernetes.io/name=sparkplane-operator"
+    )
+    return [
+        p
+        for p in pods
+        if any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in p.get("status", {}).get("conditions", [])
+        )
+    ]
+
+
+def test_in_cluster_operator_reconciles_real_sparkpi_to_resource_released(
+    kubeconfig: Path, kube: Kube, operator_in_cluster: str, tmp_path: Path
+) -> None:
+    ns = operator_in_cluster
+    pods = wait_for(lambda: _ready_operator_pods(kube), timeout=120, what="operator pod Ready")
+    for pod in pods:  # the sparkplane image, on the real node (not a KWOK node)
+        assert pod["spec"]["containers"][0]["image"] == SPARKPLANE_IMAGE
+        assert pod["spec"]["nodeName"] == "sparkplane-real-node"
+    path = write(tmp_path, spec("op-pi", ns, args=["20"], executors=1))
+    name = submit(kubeconfig, "-f", str(path), "--mode", "operator", "-n", ns)
+    cli(kubeconfig, "wait", name, "--for", "running", "-n", ns, "--timeout", "180")
+    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "sparkplane.cli", "logs", "-f", name, "-n", ns],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    driver = wait_for(lambda: driver_pod(kube, ns, name), timeout=30, what="driver pod")
+    executors = wait_for(
+        lambda: kube.list("v1", "Pod", ns, label_selector="spark-role=executor"),
+        timeout=180,
+        what="executors created by the real driver",
+    )
+    for pod in executors:
+        assert [r["uid"] for r in pod["metadata"]["ownerReferences"]] == [driver["metadata"]["uid"]]
+
+    def released() -> dict[str, Any] | None:
+        app = kube.get(CR, "SparkApplication", name, ns)
+        state = app.get("status", {}).get("currentState", {}).get("currentStateSummary")
+        return app if state == "ResourceReleased" else None
+
+    app = wait_for(released, timeout=300, what="ResourceReleased", interval=1)
+    history = app["status"]["stateTransitionHistory"]
+    states = [history[k]["currentStateSummary"] for k in sorted(history, key=int)]
+    assert states[0] == "Submitted" and states[-2:] == ["Succeeded", "ResourceReleased"]
+    assert "RunningHealthy" in states, states
+    out, _ = follow.communicate(timeout=60)
+    assert PI_LINE in out, out[-3000:]
+    # the in-cluster operator did it: it holds the Lease, and the driver is gone (released)
+    lease = kube.get(
+        "coordination.k8s.io/v1", "Lease", "sparkplane-operator-lock", "spark-operator"
+    )
+    assert lease["spec"]["holderIdentity"] in {p["metadata"]["name"] for p in pods}
+    assert driver_pod(kube, ns, name) is None
+
+
+def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
+    kubeconfig: Path, kube: Kube, tmp_path: Path
+) -> None:
+    docs = _docs(DEPLOY / "gc" / "cronjob.yaml")
+    (cronjob,) = [d for d in docs if d["kind"] == "CronJob"]
+    ns = cronjob["metadata"]["namespace"]
+    _fresh_namespace(kube, ns)
+    try:
+        cronjob["spec"]["schedule"] = "* * * * *"  # the one change: every minute, not every 10
+        apply_objects(kube, docs)
+        path = write(tmp_path, spec("ttl-pi", ns, args=["4"], executors=1))
+        name = submit(kubeconfig, "-f", str(path), "-n", ns, "--ttl", "1s")
+        driver = wait_for(lambda: driver_pod(kube, ns, name), timeout=30, what="driver pod")
+        cli(kubeconfig, "wait", name, "-n", ns, "--timeout", "300")
+        uid = driver["metadata"]["uid"]
+        wait_for(
+            lambda: driver_pod(kube, ns, name) is None,
+            timeout=150,
+            what="the gc CronJob's Job to delete the expired driver",
+            interval=2,
+        )
+        jobs = kube.list("batch/v1", "Job", ns)
+        assert jobs and all(j["metadata"]["ownerReferences"][0]["kind"] == "CronJob" for j in jobs)
+        gc_pods = kube.list("v1", "Pod", ns, label_selector="app.kubernetes.io/name=sparkplane-gc")
+        said = "\n".join(line for p in gc_pods for line in kube.logs(p["metadata"]["name"], ns))
+        assert driver["metadata"]["name"] in said and "deleted" in said, said
+        for p in gc_pods:
+            assert p["spec"]["containers"][0]["image"] == SPARKPLANE_IMAGE
+            assert p["spec"]["nodeName"] == "sparkplane-real-node"
+
+        def owned() -> list[str]:
+            return [
+                f"{kind}/{o['metadata']['name']}"
+                for kind in ("ConfigMap", "Service")
+                for o in kube.list("v1", kind, ns)
+                if any(r["uid"] == uid for r in o["metadata"].get("ownerReferences", []))
+            ]
+
+        wait_for(lambda: not owned(), timeout=60, what="the driver's dependents collected")
+    finally:
+        _drop_namespace(kube, ns)
+
+
+def test_staging_init_container_fetches_local_deps_before_the_driver(
+    real_cluster: DevCluster, kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    example = ROOT / "examples" / "local-deps"
+    body = yaml.safe_load((example / "app.yaml").read_text())
+    assert body["spec"]["image"] == SPARK_IMAGE  # the example runs as committed
+    body["spec"]["sparkConf"]["spark.kubernetes.authenticate.driver.serviceAccountName"] = (
+        SERVICE_ACCOUNT
+    )
+    app_file = example / f".{namespace}.yaml"  # relative paths resolve in the example's dir
+    app_file.write_text(yaml.safe_dump(body))
+    upload = secrets.token_urlsafe(32)
+    plan = NodePlan(real_cluster.settings.port_base, real_cluster.state_dir)
+    settings = StagingSettings(
+        host=plan.host_ip,  # the one host address pods reach
+        port=0,
+        storage_dir=tmp_path / "bundles",
+        db_path=tmp_path / "meta.sqlite3",
+        fsync=False,
+        upload_secrets=(UploadSecret("realnode-test", upload),),
+    )
+    try:
+        with serve_in_background(settings, pod_owner_checker(kube)) as url:
+            env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig), **{TOKEN_ENV: upload})
+            done = subprocess.run(
+                [*SUBMIT, "-f", app_file.name, "-n", namespace, "--staging-server", url],
+                cwd=example,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            name = done.stdout.strip().splitlines()[-1].split()[-1]
+            cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "300")
+    finally:
+        app_file.unlink()
+    pod = driver_pod(kube, namespace, name)
+    assert pod is not None
+    (init,) = pod["status"]["initContainerStatuses"]
+    assert init["image"].endswith(SPARKPLANE_IMAGE.split("/", 1)[1])
+    fetched = init["state"]["terminated"]
+    main = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert fetched["exitCode"] == 0 and fetched["finishedAt"] <= main["startedAt"]
+    said = "\n".join(kube.logs(pod["metadata"]["name"], namespace, container=init["name"]))
+    assert "unpacked 3 entries" in said, said
+    logs = cli(kubeconfig, "logs", name, "-n", namespace).stdout
+    # the word count of the uploaded words.txt, by the uploaded wordcount.py and helpers.py
+    words = [w.strip(".,;:!?") for w in (example / "words.txt").read_text().lower().split()]
+    assert re.search(rf"^the\s+{words.count('the')}$", logs, re.M), logs[-3000:]
+    got = json.loads(cli(kubeconfig, "get", "apps", name, "-n", namespace, "-o", "json").stdout)
+    assert "Succeeded" in json.dumps(got)

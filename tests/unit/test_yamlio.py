@@ -1,0 +1,99 @@
+"""The bounded YAML reader: one message per input class, refused before anything is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparkplane import yamlio
+from sparkplane.errors import ValidationError
+from sparkplane.templates import render_yaml
+
+
+def laughs(levels: int, width: int = 9) -> str:
+    """A "billion laughs": each level lists the previous one ``width`` times (817 bytes)."""
+    lines = ["l0: &l0 [" + ",".join(["lol"] * width) + "]"]
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def only_problem(text: str, **kw: object) -> str:
+    with pytest.raises(ValidationError) as info:
+        yamlio.parse_mapping(text, "in.yaml", **kw)  # type: ignore[arg-type]
+    assert len(info.value.problems) == 1, info.value.problems
+    assert info.value.exit_code == 2
+    return str(info.value.problems[0])
+
+
+CLASSES = {
+    "empty": ("", "in.yaml: is empty"),
+    "comment-only": ("# nothing\n  # here\n", "in.yaml: is empty"),
+    "list": ("- a\n- b\n", "in.yaml: is a list, expected a mapping"),
+    "scalar": ("just text\n", "in.yaml: is a single value (str), expected a mapping"),
+    "multi-document": ("a: 1\n---\nb: 2\n", "in.yaml: has 2 YAML documents; expected one"),
+    "duplicate key": ("image: a\nimage: b\n", "in.yaml:2: duplicate key 'image' (first at line 1)"),
+    "python tag": ("x: !!python/object/apply:os.system [id]\n", "tag '!!python/object/apply"),
+    "set tag": ("x: !!set {a}\n", "tag '!!set' is not allowed"),
+    "local tag": ("x: !secret y\n", "tag '!secret' is not allowed"),
+    "recursive alias": ("a: &a [*a]\n", "recursive alias"),
+    "deep flow": ("a: " + "[" * 20000 + "]" * 20000 + "\n", "nested more than 64 levels"),
+    "deep block": ("".join(" " * i + f"k{i}:\n" for i in range(200)), "nested more than 64"),
+    "syntax": ("a: [1\n", "not valid YAML"),
+    "control char": ("a: \x07\n", "contains a character YAML does not allow"),
+    "bomb": (laughs(9), "aliases expand too much"),
+}
+
+
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_each_class_is_one_message(name: str) -> None:
+    text, expected = CLASSES[name]
+    assert expected in only_problem(text)
+
+
+def test_bomb_is_refused_before_expanding() -> None:
+    # 9**12 nodes: constructing them would never finish (the speed is benchmarks' business)
+    assert "aliases expand too much" in only_problem(laughs(12))
+
+
+def test_modest_aliases_and_merge_keys_are_fine() -> None:
+    doc = yamlio.parse_mapping("b: &b {x: 1}\nc:\n  <<: *b\n  y: 2\nd: [*b, *b]\n", "in.yaml")
+    assert doc["c"] == {"x": 1, "y": 2} and doc["d"] == [{"x": 1}, {"x": 1}]
+    assert yamlio.parse_mapping(laughs(2), "in.yaml")["l2"][0][0][0] == "lol"
+
+
+def test_non_utf8_and_size(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match=r"is not UTF-8 text \(byte 0xff at offset 3\)"):
+        yamlio.decode(b"a: \xff\n", "x.yaml")
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * (10 * 1024 * 1024) + "\n")
+    with pytest.raises(ValidationError, match=r"is too large \(10.0 MiB; the limit is 2.0 MiB\)"):
+        yamlio.load_mapping_file(big)
+    assert yamlio.decode("\ufeffa: 1".encode(), "bom.yaml") == "a: 1"
+
+
+def test_unreadable_paths(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="does not exist"):
+        yamlio.load_mapping_file(tmp_path / "missing.yaml")
+    with pytest.raises(ValidationError, match="is a directory"):
+        yamlio.load_mapping_file(tmp_path)
+
+
+def test_device_is_not_read_to_its_end() -> None:
+    with pytest.raises(ValidationError, match="is too large"):
+        yamlio.read_bytes("/dev/zero")
+
+
+def test_templates_use_the_same_bounds() -> None:
+    with pytest.raises(ValidationError, match="aliases expand too much"):
+        render_yaml(laughs(9), {})
+    with pytest.raises(ValidationError, match=r"tag '!!python/name:os\.system' is not allowed"):
+        render_yaml("a: !!python/name:os.system ''\n", {})
+    with pytest.raises(ValidationError, match="duplicate key 'image'"):
+        render_yaml("image: a\nimage: b\n", {})
+
+
+def test_templates_report_control_characters() -> None:
+    with pytest.raises(ValidationError, match="contains a character YAML does not allow"):
+        render_yaml("a: \x07\n", {})
