@@ -48,7 +48,7 @@ class Config:
     executors: int = 5
     run_for: float = 30.0
     instances: int = 1
-    workers: int = 16
+    workers: int = 48
     nodes: int = 20
     timeout: float = 3600.0
     state_dir: str | None = None  # the dev cluster's, to find its processes

@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--driver-only", action="store_true", help="--executors 0")
     parser.add_argument("--run-for", type=float, default=30.0, help="seconds each driver runs")
     parser.add_argument("--instances", type=int, default=1, help="operator shards")
-    parser.add_argument("--workers", type=int, default=16, help="reconcile threads per operator")
+    parser.add_argument("--workers", type=int, default=48, help="reconcile threads per operator")
     parser.add_argument("--nodes", type=int, default=20, help="fake nodes (300 pods each)")
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--state-dir", help="dev cluster state dir (default: the kubeconfig's)")

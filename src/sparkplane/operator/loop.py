@@ -6,13 +6,15 @@ decide. The loop owns the ORDER of writes, which is what makes a stale replica h
 
 1. **read** the newest known copy of the resource (the cache, or our own last write);
 2. **decide** (the adapter: its observations + a pure decide function);
-3. **commit**: if there is a new status or anything to do, PUT ``.status`` through the status
-   subresource WITH the resourceVersion decided from — a real write when the status changed, a
-   no-op write (which the API server still checks against the resourceVersion) when it did not.
-   A replica that decided from a stale copy gets 409 Conflict here, before it touched anything;
-   it reads again and decides again;
-4. **act**: only then create or delete (deterministic names: a repeated create answers
-   AlreadyExists; pod deletes carry the observed uid). Objects the API refuses for good
+3. **commit** before any CREATE: PUT ``.status`` through the status subresource WITH the
+   resourceVersion decided from — a real write when the status changed, a no-op write (which
+   the API server still checks against the resourceVersion) when it did not. A replica that
+   decided from a stale copy gets 409 Conflict here, before it created anything; it reads again
+   and decides again. Deletes go the other way round (delete, then write the status), so a
+   released state is only ever written once it is true; a stale replica's deletes are harmless
+   (attempt-specific names, pods behind the observed uid);
+4. **act**: create after the commit (deterministic names: a repeated create answers
+   AlreadyExists). Objects the API refuses for good
    (:class:`~sparkplane.operator.actions.CreateRejected`) are decided again with
    ``create_error`` and that status is committed over the first;
 5. **publish** the transitions (Events, metrics) and run what must follow the status
@@ -109,8 +111,12 @@ def _carry_out(
     op: Operator, adapter: Adapter, key: Key, cr: Obj, decision: Decision
 ) -> float | None:
     acting = tuple(a for a in decision.actions if not isinstance(a, DeleteCustomResource))
+    creating = any(isinstance(a, CreateResources) for a in acting)
     written = cr
-    if decision.status is not None or acting:
+    if not creating:  # deletes first: a released state is only written once it is true
+        actions.run(op.kube, acting, op.requests)
+        acting = ()
+    if decision.status is not None or creating:
         written = commit(op, adapter, cr, decision.status)
         op.remember(key, written)
     if op.after_commit is not None:
