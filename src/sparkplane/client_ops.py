@@ -167,7 +167,14 @@ class AppOperations:
             )
 
         return live_or_archived(
-            None if missing else live, ns, name, executor, tail=tail, notice=notice, missing=missing
+            None if missing else live,
+            ns,
+            name,
+            executor,
+            tail=tail,
+            notice=notice,
+            missing=missing,
+            kube=self.kube,
         )
 
     def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Obj]:

@@ -189,14 +189,14 @@ def open_in_history(sp: SparkPlane, name: str, namespace: str, port: int) -> boo
     try:
         current = sp.get(name, namespace)
     except AppNotFoundError as exc:
-        meta = archived_meta(namespace, name)
+        meta = archived_meta(namespace, name, kube=sp.kube)
         if meta is None:
             raise
         deleted, app_id = exc, meta.app_id
     else:
         if not is_finished(current.state):
             return False
-        kept = None if current.app_id else archived_meta(namespace, name)
+        kept = None if current.app_id else archived_meta(namespace, name, kube=sp.kube)
         app_id = current.app_id or (kept.app_id if kept else None)  # released: only archived
     pod = history_kube.server_pod(sp.kube, namespace)
     if (not app_id or pod is None) and deleted is None:

@@ -43,6 +43,10 @@ class ArchiveStore(Protocol):
 
     def delete_prefix(self, prefix: str) -> int: ...
 
+    def replace(self, prefix: str, files: dict[str, bytes]) -> None:
+        """Make ``files`` (name → bytes) the whole content under ``prefix`` (one app)."""
+        ...
+
 
 @dataclass(frozen=True)
 class ArchiveMeta:
@@ -57,6 +61,7 @@ class ArchiveMeta:
     app_id: str | None = None
     executors: tuple[int, ...] = ()
     truncated: bool = False
+    pod_uid: str | None = None
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), indent=1).encode()

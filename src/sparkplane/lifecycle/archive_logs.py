@@ -3,23 +3,25 @@
 Hooks (one call each): ``kill`` calls :func:`archive_app`, ``gc`` calls :func:`archive_driver`
 per driver it deletes and :func:`prune` once, the operator calls :func:`archive_driver` before
 releasing a driver; ``SparkPlane.logs`` reads through :func:`live_or_archived`. Archiving is best
-effort: a failure is logged and never stops the deletion. Pods deleted by someone else (kubectl)
-are not archived here. Layout, caps and retention: :mod:`sparkplane.lifecycle.archive`.
+effort: a failure is logged and never stops the deletion. The operator also calls
+:func:`archive_driver` for driver pods it sees deleted by someone else
+(:mod:`sparkplane.operator.deletions`). Layout, caps and retention:
+:mod:`sparkplane.lifecycle.archive`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sparkplane.errors import AppNotFoundError
+from sparkplane.errors import AppNotFoundError, KubeError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle import archive as layout
 from sparkplane.lifecycle.apps import App, native_name
 from sparkplane.lifecycle.archive import ArchiveMeta, ArchiveStore
-from sparkplane.lifecycle.archive_store import open_store
+from sparkplane.lifecycle.archive_store import open_store, reading_stores
 
 log = logging.getLogger(__name__)
 DRIVER_CONTAINER = "spark-kubernetes-driver"
@@ -62,7 +64,7 @@ def archive_driver(
 ) -> ArchiveMeta | None:
     """Archive a driver pod's log and its executors' tails; never raises (logs a warning)."""
     try:
-        store = store or open_store()
+        store = store or open_store(kube=kube)
         if store is None:
             return None
         pod = kube.get_or_none("v1", "Pod", driver_pod, namespace)
@@ -91,8 +93,7 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
     text, truncated = layout.cap_text(
         kube.logs(meta["name"], ns, container=_container(pod, DRIVER_CONTAINER)), layout.DRIVER_CAP
     )
-    store.delete_prefix(layout.app_prefix(ns, app))  # a new run of the same name replaces it
-    store.put(layout.log_key(ns, app), text.encode())
+    files = {"driver.log": text.encode()}
     used, kept = len(text.encode()), []
     selector = f"spark-role=executor,spark-app-selector={app_id}"
     for ex in kube.list("v1", "Pod", ns, label_selector=selector) if app_id else []:
@@ -110,7 +111,7 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
         except Exception as exc:  # an executor that never started has no log
             log.info("no log of executor %s: %s", ex["metadata"]["name"], exc)
             continue
-        store.put(layout.log_key(ns, app, int(exec_id)), etext.encode())
+        files[layout.log_key(ns, app, int(exec_id)).rsplit("/", 1)[1]] = etext.encode()
         used += len(etext.encode())
         truncated = truncated or cut
         kept.append(int(exec_id))
@@ -125,8 +126,10 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
         app_id=app_id,
         executors=tuple(sorted(kept)),
         truncated=truncated,
+        pod_uid=meta.get("uid"),
     )
-    store.put(layout.meta_key(ns, app), record.to_json())
+    files[layout.META] = record.to_json()
+    store.replace(layout.app_prefix(ns, app), files)  # a new run of the same name replaces it
     return record
 
 
@@ -136,12 +139,29 @@ def _container(pod: Obj, preferred: str) -> str | None:
 
 
 def archived_meta(
-    namespace: str, app: str, store: ArchiveStore | None = None
+    namespace: str, app: str, store: ArchiveStore | None = None, *, kube: Kube | None = None
 ) -> ArchiveMeta | None:
     """What the archive holds for ``app`` (None: nothing, or archiving off)."""
-    store = store or open_store()
-    data = store.get(layout.meta_key(namespace, app)) if store else None
-    return ArchiveMeta.from_json(data) if data else None
+    found = _newest(namespace, app, store, kube)
+    return found[0] if found else None
+
+
+def _newest(
+    namespace: str, app: str, store: ArchiveStore | None, kube: Kube | None
+) -> tuple[ArchiveMeta, ArchiveStore] | None:
+    """The newest record of ``app`` among ``store`` (else every store ``logs`` reads)."""
+    stores = [store] if store else reading_stores(kube, namespace)
+    best: tuple[ArchiveMeta, ArchiveStore] | None = None
+    for candidate in stores:
+        try:
+            data = candidate.get(layout.meta_key(namespace, app))
+            meta = ArchiveMeta.from_json(data) if data else None
+        except (KubeError, ValueError, TypeError, KeyError) as exc:  # unreadable: look elsewhere
+            log.info("archive %r: %s", candidate, exc)
+            continue
+        if meta and (best is None or meta.archived > best[0].archived):
+            best = (meta, candidate)
+    return best
 
 
 def read_archived(
@@ -151,15 +171,16 @@ def read_archived(
     *,
     tail: int | None = None,
     store: ArchiveStore | None = None,
+    kube: Kube | None = None,
 ) -> tuple[ArchiveMeta, list[str]] | None:
-    """The archived log lines of the driver (or executor N) and the app's record."""
-    store = store or open_store()
-    meta = archived_meta(namespace, app, store) if store else None
-    data = store.get(layout.log_key(namespace, app, executor)) if store and meta else None
-    if meta is None or data is None:
+    """The archived log lines of the driver (or executor N) and the app's record, from the
+    newest archive of it (this machine's, the cluster's)."""
+    found = _newest(namespace, app, store, kube)
+    data = found[1].get(layout.log_key(namespace, app, executor)) if found else None
+    if found is None or data is None:
         return None
     lines = data.decode(errors="replace").splitlines()
-    return meta, lines[-tail:] if tail else lines
+    return found[0], lines[-tail:] if tail else lines
 
 
 def live_or_archived(
@@ -171,6 +192,7 @@ def live_or_archived(
     tail: int | None = None,
     notice: Callable[[str], None] = lambda _: None,
     missing: AppNotFoundError | None = None,
+    kube: Kube | None = None,
 ) -> Iterator[str]:
     """The live log while the pod exists, else the archived one (``notice`` says so)."""
     if live is not None:
@@ -184,7 +206,7 @@ def live_or_archived(
             if started:
                 raise
             missing = exc
-    found = read_archived(namespace, app, executor, tail=tail)
+    found = read_archived(namespace, app, executor, tail=tail, kube=kube)
     if found is None:
         raise missing or AppNotFoundError(f"{namespace}/{app} not found, nor in the log archive")
     meta, lines = found
@@ -193,11 +215,15 @@ def live_or_archived(
 
 
 def prune(
-    now: datetime | None = None, store: ArchiveStore | None = None, kube: Kube | None = None
+    now: datetime | None = None,
+    store: ArchiveStore | None = None,
+    kube: Kube | None = None,
+    namespaces: Sequence[str] | None = None,
 ) -> list[ArchiveMeta]:
     """Drop the archived apps past their retention (with ``kube``, their event logs too where
-    this process reaches the event-log directory); returns what was dropped."""
-    store = store or open_store()
+    this process reaches the event-log directory); returns what was dropped. The in-cluster
+    store is looked at in ``namespaces`` (None: every namespace)."""
+    store = store or open_store(kube=kube, namespaces=namespaces)
     if store is None:
         return []
     now = now or datetime.now(UTC)

@@ -1,22 +1,28 @@
-"""The log archive on a filesystem: a local directory, or a volume mounted into an in-cluster
-component (the operator, the gc CronJob). Implements :class:`~.archive.ArchiveStore`.
+"""The log archive on a filesystem, and which store to use.
 
-Where it lives: ``SPARKPLANE_LOG_ARCHIVE`` (a directory; ``off`` turns archiving off), else
-``<cache>/log-archive`` (``SPARKPLANE_CACHE_DIR`` or ``~/.cache/sparkplane``). Writes are atomic
-(temporary file + rename) so a reader never sees half a log. Called by
-:mod:`sparkplane.lifecycle.archive_logs`; knows nothing of Kubernetes.
+:class:`FsStore`: a local directory, or a volume mounted into an in-cluster component.
+Implements :class:`~.archive.ArchiveStore`; writes are atomic (temporary file + rename) so a
+reader never sees half a log. :func:`open_store` picks the writer's store from
+``SPARKPLANE_LOG_ARCHIVE``: a directory; ``kube`` for the in-cluster store
+(:mod:`.archive_kube`, ConfigMaps); ``off`` for none; unset for ``<cache>/log-archive``
+(``SPARKPLANE_CACHE_DIR`` or ``~/.cache/sparkplane``). :func:`reading_stores` lists where
+``logs`` looks. Called by :mod:`sparkplane.lifecycle.archive_logs`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
-from sparkplane.lifecycle.archive import ArchiveStore
+from sparkplane.kube import Kube
+from sparkplane.lifecycle.archive import META, ArchiveStore
+from sparkplane.lifecycle.archive_kube import KubeStore
 
 ENV = "SPARKPLANE_LOG_ARCHIVE"
 OFF = ("off", "none", "false", "0")
+KUBE = "kube"  # the in-cluster store: ConfigMaps in the app's namespace (archive_kube)
 
 
 class FsStore:
@@ -72,16 +78,47 @@ class FsStore:
                 break
         return count
 
+    def replace(self, prefix: str, files: dict[str, bytes]) -> None:
+        """Drop what ``prefix`` held, then write ``files`` (``meta.json`` last: a reader sees a
+        complete app or none)."""
+        self.delete_prefix(prefix)
+        for name in sorted(files, key=lambda n: n == META):
+            self.put(prefix + name, files[name])
+
 
 def default_root() -> Path:
     cache = os.environ.get("SPARKPLANE_CACHE_DIR") or Path.home() / ".cache" / "sparkplane"
     return Path(cache) / "log-archive"
 
 
-def open_store(location: str | os.PathLike[str] | None = None) -> ArchiveStore | None:
-    """The archive at ``location`` (else ``$SPARKPLANE_LOG_ARCHIVE``, else the cache); None
-    when archiving is turned off."""
-    where = str(location) if location is not None else os.environ.get(ENV, "")
-    if where.strip().lower() in OFF and where.strip():
+def _where(location: str | os.PathLike[str] | None) -> str:
+    return (str(location) if location is not None else os.environ.get(ENV, "")).strip()
+
+
+def open_store(
+    location: str | os.PathLike[str] | None = None,
+    *,
+    kube: Kube | None = None,
+    namespaces: Sequence[str] | None = None,
+) -> ArchiveStore | None:
+    """Where to archive: ``location`` (else ``$SPARKPLANE_LOG_ARCHIVE``, else the cache
+    directory); ``kube`` is the in-cluster store (ConfigMaps, listed in ``namespaces``; needs
+    ``kube``). None when archiving is turned off."""
+    where = _where(location)
+    if where.lower() in OFF and where:
         return None
-    return FsStore(Path(where).expanduser() if where.strip() else default_root())
+    if where.lower() == KUBE:
+        return KubeStore(kube, namespaces) if kube is not None else None
+    return FsStore(Path(where).expanduser() if where else default_root())
+
+
+def reading_stores(kube: Kube | None, namespace: str) -> list[ArchiveStore]:
+    """Where ``logs`` looks: this machine's directory (unless the setting says ``off`` or
+    ``kube``) and, given ``kube``, the in-cluster archive of ``namespace``."""
+    out: list[ArchiveStore] = []
+    where = _where(None)
+    if where.lower() not in (*OFF, KUBE) or not where:
+        out.append(FsStore(Path(where).expanduser() if where else default_root()))
+    if kube is not None:
+        out.append(KubeStore(kube, [namespace]))
+    return out

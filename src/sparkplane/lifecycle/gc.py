@@ -75,7 +75,8 @@ def collect_garbage(
                     kube.delete("v1", "Pod", d.name, d.namespace, propagation="Background")
                 except NotFoundError:
                     pass
-        prune_archive(when, kube=kube)  # archived logs (and event logs) past their retention
+        scope = None if namespace is None else [namespace]  # archived logs (and event logs)
+        prune_archive(when, kube=kube, namespaces=scope)  # past their retention
     return decisions
 
 
@@ -107,6 +108,7 @@ def gc_bundle(
     schedule: str = "*/10 * * * *",
     image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
+    log_archive: str = "kube",
 ) -> list[Obj]:
     """Everything to deploy the clean-up in one namespace: its least-privilege RBAC
     (``sparkplane rbac gc``) and the CronJob running ``sparkplane gc`` under it."""
@@ -119,6 +121,7 @@ def gc_bundle(
         schedule=schedule,
         image=image,
         service_account=service_account,
+        log_archive=log_archive,
     )
     return [*rbac, job]
 
@@ -145,8 +148,10 @@ def gc_cronjob(
     image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
     all_namespaces: bool = False,
+    log_archive: str = "kube",
 ) -> Obj:
-    """A CronJob running ``sparkplane gc`` in-cluster (RBAC: ``sparkplane rbac gc``)."""
+    """A CronJob running ``sparkplane gc`` in-cluster (RBAC: ``sparkplane rbac gc``); it
+    archives the drivers it deletes to ``log_archive`` (``kube``: ConfigMaps; ``off``)."""
     scope = ["-A"] if all_namespaces else ["-n", namespace]
     return {
         "apiVersion": "batch/v1",
@@ -181,6 +186,9 @@ def gc_cronjob(
                                         "--older-than",
                                         older_than,
                                         "--in-cluster",
+                                    ],
+                                    "env": [
+                                        {"name": "SPARKPLANE_LOG_ARCHIVE", "value": log_archive}
                                     ],
                                     "resources": {
                                         "requests": {"cpu": "50m", "memory": "96Mi"},

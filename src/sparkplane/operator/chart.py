@@ -45,6 +45,7 @@ class ChartValues:
     gc_namespaces: tuple[str, ...] = ()  # gc.namespaces; () = spark.jobNamespaces
     gc_schedule: str = "*/10 * * * *"
     gc_older_than: str = "24h"
+    log_archive: str = deploy.LOG_ARCHIVE  # logArchive.store: kube | off
 
 
 def _crds() -> list[Obj]:
@@ -75,6 +76,7 @@ def operator_objects(v: ChartValues) -> list[Obj]:
             replicas=v.replicas,
             metrics_port=v.metrics_port,
             resources=v.resources,
+            log_archive=v.log_archive,
         )
     )
     return out
@@ -94,7 +96,13 @@ def expected(v: ChartValues) -> list[Obj]:
         out += bodies(rbac) + manifests(v.namespace, image=v.image)
     if v.gc:
         for ns in v.gc_namespaces or v.job_namespaces:
-            out += gc_bundle(ns, older_than=v.gc_older_than, schedule=v.gc_schedule, image=v.image)
+            out += gc_bundle(
+                ns,
+                older_than=v.gc_older_than,
+                schedule=v.gc_schedule,
+                image=v.image,
+                log_archive=v.log_archive,
+            )
     return out
 
 
@@ -108,6 +116,7 @@ _SENTINELS = {
     "sentinel-storage": "{{ $.Values.staging.storage }}",
     "sentinel-schedule": "{{ $.Values.gc.schedule | quote }}",
     "sentinel-older": "{{ $.Values.gc.olderThan | quote }}",
+    "sentinel-archive": "{{ $.Values.logArchive.store | quote }}",
 }
 
 
@@ -154,6 +163,7 @@ def gc_template() -> str:
         older_than="sentinel-older",
         schedule="sentinel-schedule",
         image="sentinel-image",
+        log_archive="sentinel-archive",
     )
     loop = '{{- range (include "sparkplane.gcNamespaces" . | fromJsonArray) }}\n'
     return (

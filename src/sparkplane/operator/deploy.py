@@ -26,6 +26,7 @@ NAME = "sparkplane-operator"
 DEFAULT_IMAGE = SPARKPLANE_IMAGE  # the image the dev cluster builds; the chart's appVersion
 DEFAULT_NAMESPACE = "spark-operator"
 LEASE = "sparkplane-operator-lock"
+LOG_ARCHIVE = "kube"  # in-cluster components archive logs as ConfigMaps (docs/history.md)
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": "sparkplane"}
 
 
@@ -62,11 +63,13 @@ def workload_rules() -> list[Obj]:
             "resources": ["pods"],
             "verbs": ["get", "list", "watch", "create", "delete"],
         },
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
         {
             "apiGroups": [""],
             "resources": ["configmaps", "services", "persistentvolumeclaims"],
             "verbs": ["get", "create", "delete"],
         },
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "update"]},
         {
             "apiGroups": ["networking.k8s.io"],
             "resources": ["ingresses"],
@@ -139,15 +142,21 @@ def deployment(
     replicas: int = 2,
     metrics_port: int | None = 9090,
     resources: Obj | None = None,
+    log_archive: str = LOG_ARCHIVE,
 ) -> Obj:
-    """The operator Deployment (two replicas; the Lease picks the active one)."""
+    """The operator Deployment (two replicas; the Lease picks the active one). ``log_archive``
+    is its ``SPARKPLANE_LOG_ARCHIVE``: ``kube`` (ConfigMaps in the apps' namespaces) or
+    ``off``."""
     labels = {"app.kubernetes.io/name": NAME}
     container: Obj = {
         "name": "operator",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
         "args": ["operator", "run", "--in-cluster", *args],
-        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        "env": [
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "SPARKPLANE_LOG_ARCHIVE", "value": log_archive},
+        ],
     }
     pod_meta: Obj = {"labels": {**_LABELS}}
     if metrics_port is not None:

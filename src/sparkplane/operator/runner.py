@@ -33,6 +33,7 @@ from sparkplane.operator import actions, loop, scheduled_io, sweep
 from sparkplane.operator.app_adapter import AppAdapter
 from sparkplane.operator.cluster_io import ClusterAdapter
 from sparkplane.operator.decision import Decision, Transition
+from sparkplane.operator.deletions import DeletionArchiver
 from sparkplane.operator.fencing import FencedKube
 from sparkplane.operator.leader import LeaderElector
 from sparkplane.operator.metrics import OperatorMetrics
@@ -114,6 +115,13 @@ class Operator:
         self.requests = ThreadPoolExecutor(
             max(self.settings.workers, 1) * 2, thread_name_prefix="requests"
         )
+        self.archiver = DeletionArchiver(
+            self.kube,
+            ThreadPoolExecutor(2, thread_name_prefix="archive"),
+            lambda: self.is_leader,
+            self.namespaces,
+            self.settings.archive_prune_seconds,
+        )
         self._lock = threading.Lock()
         self._written: dict[Key, Obj] = {}
         self._stopping = threading.Event()
@@ -129,6 +137,8 @@ class Operator:
                 informer.add_handler(self._on_custom_resource(kind))
         for informer, watch in self.secondary:
             informer.add_handler(self._on_secondary(watch))
+            if watch.kind == "Pod":  # drivers deleted by someone else: archive their logs
+                informer.add_handler(self.archiver.on_event)
         everything = self._informers()
         for informer in everything:
             informer.start()
@@ -169,6 +179,7 @@ class Operator:
             informer.stop()
         self.events.stop()
         self.requests.shutdown(wait=False)
+        self.archiver.pool.shutdown(wait=False)
         self.metrics.close()
 
     def run_forever(self) -> None:
@@ -245,6 +256,7 @@ class Operator:
             now = time.monotonic()
             for adapter in self.adapters.values():
                 adapter.resync()
+            self.archiver.tick()
             if now - last >= self.settings.resync_seconds and self.is_leader:
                 last = now
                 self._enqueue_all()

@@ -48,6 +48,7 @@ class OperatorSettings:
     ``label_selector``: only custom resources matching it (a shard; default: all).
     ``sweep_seconds``: how often the leader deletes leftovers of finished attempts (default 60;
     also when it takes the lease); ``sweep_min_age_seconds``: younger objects are left (10).
+    ``archive_prune_seconds``: how often the leader deletes expired log archives (default 600).
     ``lease_seconds`` must exceed the renew deadline (2/3 of it), itself above ``renew_seconds``.
     """
 
@@ -70,4 +71,5 @@ class OperatorSettings:
     label_selector: str = ""
     sweep_seconds: float = 60.0
     sweep_min_age_seconds: float = 10.0
+    archive_prune_seconds: float = 600.0
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)

@@ -249,9 +249,24 @@ OPERATOR = Policy(
         ),
         rule(
             CORE,
+            "pods/log",
+            ("get",),
+            "archive a driver's log before releasing it, or when it sees it deleted by "
+            "someone else (docs/history.md)",
+        ),
+        rule(
+            CORE,
             ("configmaps", "services", "persistentvolumeclaims"),
             ("get", "create", "delete"),
             "the driver's ConfigMaps, Services and on-demand PVCs, created with the driver",
+        ),
+        rule(
+            CORE,
+            "configmaps",
+            ("list", "update"),
+            "the in-cluster log archive (ConfigMaps sparkplane-logs-<app>): update replaces an "
+            "app's archive, list (by label) finds the expired ones to delete. RBAC cannot limit "
+            "list to a label, but an identity that creates pods can read ConfigMaps anyway",
         ),
         rule(
             NETWORKING,
@@ -348,10 +363,18 @@ GC = Policy(
         rule(CORE, "pods/log", ("get",), "archive a driver's log before deleting it"),
         rule(
             CORE,
+            "configmaps",
+            ("list", "create", "update", "delete"),
+            "the in-cluster log archive (ConfigMaps sparkplane-logs-<app>): create or update an "
+            "app's archive, list (by label) and delete the expired ones. RBAC cannot limit list "
+            "to a label: with it gc can read the namespace's ConfigMaps (docs/history.md)",
+        ),
+        rule(
+            CORE,
             ("configmaps", "services", "persistentvolumeclaims"),
             ("get",),
             "half-made apps: does each dependent a driver pod announced exist? (get by name "
-            "only, no list: it cannot enumerate other apps' objects)",
+            "only; no list of Services or PVCs)",
         ),
         rule(
             NETWORKING,

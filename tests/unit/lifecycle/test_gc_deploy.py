@@ -27,7 +27,8 @@ def test_bundle_runs_gc_under_its_own_service_account_deleting_only_pods():
         for v in rule["verbs"]
         if v != "get"  # the half-made check reads dependents by name
     }
-    assert writes == {("pods", "list"), ("pods", "delete")}
+    archive = {("configmaps", v) for v in ("list", "create", "update", "delete")}
+    assert writes == {("pods", "list"), ("pods", "delete"), *archive}  # + the log archive
     pod = objs[-1]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == objs[0]["metadata"]["name"]
     # args to the image's entrypoint `tini -- sparkplane`
@@ -39,4 +40,5 @@ def test_bundle_runs_gc_under_its_own_service_account_deleting_only_pods():
         "6h",
         "--in-cluster",
     ]
+    assert pod["containers"][0]["env"] == [{"name": "SPARKPLANE_LOG_ARCHIVE", "value": "kube"}]
     assert yaml.safe_load_all(deploy_yaml())
