@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,11 +45,11 @@ def kube_archive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SPARKPLANE_CACHE_DIR", str(tmp_path / "cache"))  # no local archive
 
 
-def _archive(kube: Kube, namespace: str, app: str) -> dict | None:  # type: ignore[type-arg]
+def _archive(kube: Kube, namespace: str, app: str) -> dict[str, Any] | None:
     return kube.get_or_none("v1", "ConfigMap", pack.configmap_name(app), namespace)
 
 
-def _meta(cm: dict) -> ArchiveMeta:  # type: ignore[type-arg]
+def _meta(cm: dict[str, Any]) -> ArchiveMeta:
     return ArchiveMeta.from_json(cm["data"][META].encode())
 
 

@@ -115,9 +115,15 @@ def write(tmp_path: Path, body: dict[str, Any]) -> Path:
     return path
 
 
-def cli(kubeconfig: Path, *args: str, check: int | None = 0, timeout: float = 300) -> Any:
-    """The sparkplane CLI as a user runs it."""
-    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
+def cli(
+    kubeconfig: Path,
+    *args: str,
+    check: int | None = 0,
+    timeout: float = 300,
+    env_extra: dict[str, str] | None = None,
+) -> Any:
+    """The sparkplane CLI as a user runs it (``env_extra``: more environment variables)."""
+    env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig), **(env_extra or {}))
     proc = subprocess.run(
         [sys.executable, "-m", "sparkplane.cli", *args],
         capture_output=True,

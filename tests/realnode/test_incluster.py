@@ -147,8 +147,21 @@ def test_in_cluster_operator_reconciles_real_sparkpi_to_resource_released(
     lease = kube.get(
         "coordination.k8s.io/v1", "Lease", "sparkplane-operator-lock", "spark-operator"
     )
-    assert lease["spec"]["holderIdentity"] in {p["metadata"]["name"] for p in pods}
+    replicas = {p["metadata"]["name"] for p in [*pods, *_ready_operator_pods(kube)]}
+    assert lease["spec"]["holderIdentity"] in replicas  # either replica may have won the Lease
     assert driver_pod(kube, ns, name) is None
+    # before releasing it, the in-cluster operator archived the driver's log into a ConfigMap of
+    # the app's namespace; `logs` on the host (no local archive) reads it through the API
+    archived = kube.get("v1", "ConfigMap", f"sparkplane-logs-{name}", ns)
+    assert archived["metadata"]["labels"]["sparkplane.io/log-archive"] == "true"
+    logs = cli(kubeconfig, "logs", name, "-n", ns, env_extra=_laptop(tmp_path))
+    assert PI_LINE in logs.stdout, logs.stdout[-2000:]
+    assert "from the archive" in logs.stderr and "released by the operator" in logs.stderr
+
+
+def _laptop(tmp_path: Path) -> dict[str, str]:
+    """A host with an empty local archive: whatever `logs` prints comes from the cluster."""
+    return {"SPARKPLANE_CACHE_DIR": str(tmp_path / "laptop"), "SPARKPLANE_LOG_ARCHIVE": ""}
 
 
 def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
@@ -190,6 +203,10 @@ def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
             ]
 
         wait_for(lambda: not owned(), timeout=60, what="the driver's dependents collected")
+        # the CronJob archived the driver's log in-cluster before deleting it
+        assert kube.get_or_none("v1", "ConfigMap", f"sparkplane-logs-{name}", ns) is not None
+        logs = cli(kubeconfig, "logs", name, "-n", ns, env_extra=_laptop(tmp_path))
+        assert PI_LINE in logs.stdout and "expired (gc)" in logs.stderr, logs.stderr
     finally:
         _drop_namespace(kube, ns)
 
