@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sparkplane.errors import AppNotFoundError, KubeError
+from sparkplane.errors import AppNotFoundError, ForbiddenError, KubeError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle import archive as layout
 from sparkplane.lifecycle.apps import App, native_name
@@ -228,7 +228,12 @@ def prune(
         return []
     now = now or datetime.now(UTC)
     dropped = []
-    for key in store.keys(""):
+    try:
+        keys = store.keys("")
+    except ForbiddenError as exc:  # the gc CronJob may create archives, not list them
+        log.info("not pruning the log archive %r: %s", store, exc)
+        return []
+    for key in keys:
         if not key.endswith("/" + layout.META):
             continue
         data = store.get(key)

@@ -364,10 +364,11 @@ GC = Policy(
         rule(
             CORE,
             "configmaps",
-            ("list", "create", "update", "delete"),
-            "the in-cluster log archive (ConfigMaps sparkplane-logs-<app>): create or update an "
-            "app's archive, list (by label) and delete the expired ones. RBAC cannot limit list "
-            "to a label: with it gc can read the namespace's ConfigMaps (docs/history.md)",
+            ("create",),
+            "the in-cluster log archive: a ConfigMap sparkplane-logs-<app> made before a driver "
+            "is deleted. No list, update or delete (issue 12: gc must not read, change or remove "
+            "other apps' ConfigMaps), so it neither replaces an existing archive nor prunes; the "
+            "operator does (docs/history.md)",
         ),
         rule(
             CORE,

@@ -80,8 +80,8 @@ def test_gc_and_staging_are_minimal():
     assert _grants(Identity.GC) == {
         ("", "pods"): {"get", "list", "delete"},
         ("", "pods/log"): {"get"},  # its log goes to the archive before the pod goes
-        # half-made check by name; the in-cluster log archive (ConfigMaps sparkplane-logs-*)
-        ("", "configmaps"): {"get", "list", "create", "update", "delete"},
+        # half-made check by name; creates in-cluster log archives, cannot list/change/delete
+        ("", "configmaps"): {"get", "create"},
         ("", "services"): {"get"},
         ("", "persistentvolumeclaims"): {"get"},
         ("networking.k8s.io", "ingresses"): {"get"},
