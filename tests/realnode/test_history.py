@@ -222,3 +222,41 @@ def test_operator_released_driver_logs_are_kept_and_history_lists_it(
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_driver_deleted_with_kubectl_is_archived_by_the_operator(
+    kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kubectl delete pod` (a DELETE with the default grace period) of a running operator-mode
+    driver: the operator sees the deletionTimestamp and archives the log, in-cluster, while the
+    real container is still stopping."""
+    from sparkplane.operator.deletions import REASON
+    from sparkplane.operator.install import install_crds
+    from tests.integration.operator_helpers import running_operator
+
+    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")
+    monkeypatch.setenv("SPARKPLANE_CACHE_DIR", str(tmp_path / "cache"))
+    install_crds(kube)
+    body = spec("pi-del", namespace, executors=1, args=["20000"])  # runs for minutes
+    with running_operator(kube, namespace, simulate=False):
+        cli(kubeconfig, "submit", "-f", str(write(tmp_path, body)), "--mode", "operator")
+        driver = wait_for(lambda: driver_pod(kube, namespace, "pi-del"), timeout=60, what="driver")
+        name = driver["metadata"]["name"]
+        wait_for(
+            lambda: any("Starting job" in line for line in kube.logs(name, namespace)),
+            timeout=240,
+            what="the real driver running its job",
+            interval=2,
+        )
+        kube.delete("v1", "Pod", name, namespace, grace_period_seconds=30)  # as kubectl does
+        cm = wait_for(
+            lambda: kube.get_or_none("v1", "ConfigMap", "sparkplane-logs-pi-del", namespace),
+            timeout=60,
+            what="the operator's archive of the deleted driver",
+        )
+        wait_for(lambda: driver_pod(kube, namespace, "pi-del") is None, timeout=90, what="gone")
+    meta = json.loads(cm["data"]["meta.json"])
+    assert meta["reason"] == REASON and meta["pod_uid"] == driver["metadata"]["uid"]
+    logs = cli(kubeconfig, "logs", "pi-del", "-n", namespace)
+    assert "Starting job" in logs.stdout and "Pi is roughly" not in logs.stdout
+    assert "from the archive" in logs.stderr and "deleted by someone else" in logs.stderr

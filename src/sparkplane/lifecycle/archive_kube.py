@@ -16,6 +16,7 @@ from typing import Any
 
 from sparkplane.errors import AlreadyExistsError, ConflictError, NotFoundError
 from sparkplane.kube import Kube
+from sparkplane.lifecycle import archive as layout
 from sparkplane.lifecycle import archive_pack as pack
 
 Obj = dict[str, Any]
@@ -37,6 +38,8 @@ class KubeStore:
         self.kube = kube
         self.namespaces = tuple(namespaces) if namespaces else None
         self.budget = budget
+        #: the last listing's objects, so that pruning reads each meta.json without a GET
+        self._listed: dict[tuple[str, str], Obj] = {}
 
     def __repr__(self) -> str:
         return f"KubeStore(namespaces={self.namespaces!r})"
@@ -51,17 +54,20 @@ class KubeStore:
     def _archives(self, namespace: str | None) -> list[Obj]:
         scopes = [namespace] if namespace else list(self.namespaces or [None])
         selector = f"{pack.LABEL}=true"
-        return [
+        found = [
             obj
             for ns in scopes
             for obj in self.kube.list("v1", "ConfigMap", ns, label_selector=selector)
         ]
+        self._listed = {(o["metadata"]["namespace"], _app(o)): o for o in found}
+        return found
 
     def replace(self, prefix: str, files: dict[str, bytes]) -> None:
         namespace, app, _ = _split(prefix)
         if app is None:
             raise ValueError(f"bad archive prefix {prefix!r}")
         body = pack.configmap(namespace, app, files, self.budget)
+        self._listed.pop((namespace, app), None)
         for _ in range(5):
             current = self.kube.get_or_none("v1", "ConfigMap", body["metadata"]["name"], namespace)
             if current is not None and not _is_archive(current):
@@ -88,6 +94,8 @@ class KubeStore:
 
     def get(self, key: str) -> bytes | None:
         namespace, app, name = _split(key)
+        if app and name == layout.META and (namespace, app) in self._listed:
+            return pack.file_of(self._listed[(namespace, app)], name)
         found = self._object(namespace, app) if app and name else None
         return pack.file_of(found, name or "") if found else None
 
@@ -115,6 +123,7 @@ class KubeStore:
             if obj is None:
                 continue
             meta = obj["metadata"]
+            self._listed.pop((meta["namespace"], _app(obj)), None)
             try:
                 self.kube.delete("v1", "ConfigMap", meta["name"], meta["namespace"])
             except NotFoundError:
