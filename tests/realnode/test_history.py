@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for
 from tests.realnode.sparkapps import DONE, cli, driver_pod, spec, submit, write
@@ -224,6 +225,13 @@ def test_operator_released_driver_logs_are_kept_and_history_lists_it(
         proc.wait(10)
 
 
+def _printed(kube: Kube, namespace: str, pod: str, text: str) -> bool:
+    try:
+        return any(text in line for line in kube.logs(pod, namespace))
+    except KubeError:  # not started yet
+        return False
+
+
 def test_driver_deleted_with_kubectl_is_archived_by_the_operator(
     kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -243,7 +251,7 @@ def test_driver_deleted_with_kubectl_is_archived_by_the_operator(
         driver = wait_for(lambda: driver_pod(kube, namespace, "pi-del"), timeout=60, what="driver")
         name = driver["metadata"]["name"]
         wait_for(
-            lambda: any("Starting job" in line for line in kube.logs(name, namespace)),
+            lambda: _printed(kube, namespace, name, "Starting job"),
             timeout=240,
             what="the real driver running its job",
             interval=2,

@@ -116,12 +116,13 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
         truncated = truncated or cut
         kept.append(int(exec_id))
     retain = layout.retention_of(meta.get("annotations"), layout.DEFAULT_RETENTION)
+    first = _same_pod(store, ns, app, meta.get("uid"))  # archived before: keep why and when
     record = ArchiveMeta(
         namespace=ns,
         app=app,
         driver_pod=meta["name"],
-        archived_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        reason=reason,
+        archived_at=first.archived_at if first else _now(),
+        reason=first.reason if first else reason,
         retain_seconds=int(retain.total_seconds()),
         app_id=app_id,
         executors=tuple(sorted(kept)),
@@ -131,6 +132,21 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
     files[layout.META] = record.to_json()
     store.replace(layout.app_prefix(ns, app), files)  # a new run of the same name replaces it
     return record
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _same_pod(store: ArchiveStore, namespace: str, app: str, uid: str | None) -> ArchiveMeta | None:
+    """The app's archive if it is of this very pod (seen deleted by someone else, then
+    released): its reason and time stay, its content is refreshed (longer now)."""
+    try:
+        data = store.get(layout.meta_key(namespace, app))
+        meta = ArchiveMeta.from_json(data) if data else None
+    except (KubeError, ValueError, TypeError, KeyError):
+        return None
+    return meta if meta and uid and meta.pod_uid == uid else None
 
 
 def _container(pod: Obj, preferred: str) -> str | None:
