@@ -71,6 +71,7 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 "--set", "controller.replicas=3",
                 "--set", "prometheus.metrics.enable=false",
                 "--set", "image.tag=9.9.9",
+                "--set", "logArchive.store=off",
             ],
             ChartValues(
                 namespace="ops",
@@ -79,6 +80,7 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 replicas=3,
                 metrics_port=None,
                 image="ghcr.io/sparkplane/sparkplane:9.9.9",
+                log_archive="off",
             ),
         ),
     ],
@@ -108,6 +110,13 @@ def test_lint_and_crds_keep_off(helm: Path) -> None:
     assert len(crds) == 3 and not any(c["metadata"].get("annotations") for c in crds)
     bare = run_helm(helm, "template", "sp", str(SOURCE), "--set", "crds.install=false")
     assert "CustomResourceDefinition" not in bare
+    bad = subprocess.run(
+        [str(helm), "template", "sp", str(SOURCE), "--set", "logArchive.store=s3"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode != 0 and 'logArchive.store is "s3": use kube' in bad.stderr
 
 
 def _old_chart(tmp: Path) -> Path:
