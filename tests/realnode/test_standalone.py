@@ -33,7 +33,7 @@ from tests.realnode.sparkapps import SPARK_IMAGE, cli, driver_pod, pod_logs, spe
 API = "spark.apache.org/v1"
 JWS = "org.apache.spark.ui.JWSFilter"
 KEY = b"sparkplane-standalone-test-key-of-32-bytes-or-more"
-BAD_JVM_OPTION = "-XX:+NoSuchSparkplaneOption"
+BAD_HEAP = {"SPARK_DAEMON_MEMORY": "plenty"}  # the JVM refuses -Xmxplenty and exits 1
 
 
 def _b64(data: bytes) -> str:
@@ -57,8 +57,10 @@ def _daemon(role: str, env: dict[str, str] | None = None) -> dict[str, Any]:
             "requests": {"cpu": "200m", "memory": "512Mi"},
             "limits": {"cpu": "1", "memory": "1Gi"},
         },
-        "env": [{"name": "SPARK_DAEMON_MEMORY", "value": "256m"}]
-        + [{"name": k, "value": v} for k, v in (env or {}).items()],
+        "env": [
+            {"name": k, "value": v}
+            for k, v in {"SPARK_DAEMON_MEMORY": "256m", **(env or {})}.items()
+        ],
     }
     return {"statefulSetSpec": {"template": {"spec": {"containers": [container]}}}}
 
@@ -234,35 +236,14 @@ def test_standalone_cluster_runs_sparkpi_behind_its_jws_filter(
 def test_a_master_that_exits_fails_its_cluster(kube: Kube, operator: str) -> None:
     """Broken from the start → SchedulingFailure; broken while healthy → Failed. Both released."""
     ns = operator
-    kube.create(
-        _cluster("never", ns, workers=0, master_env={"SPARK_DAEMON_JAVA_OPTS": BAD_JVM_OPTION})
-    )
+    kube.create(_cluster("never", ns, workers=0, master_env=BAD_HEAP))
     kube.create(_cluster("later", ns, workers=0))
     _wait(kube, "SparkCluster", ns, "later", {"RunningHealthy"}, 180)
     # someone breaks the healthy master: the StatefulSet rolls it into a crash loop
-    kube.patch(
-        "apps/v1",
-        "StatefulSet",
-        "later-master",
-        {
-            "spec": {
-                "template": {
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "master",
-                                "env": [
-                                    {"name": "SPARK_DAEMON_JAVA_OPTS", "value": BAD_JVM_OPTION}
-                                ],
-                            }
-                        ]
-                    }
-                }
-            }
-        },
-        ns,
-        patch_type="strategic",
-    )
+    env = [{"name": k, "value": v} for k, v in BAD_HEAP.items()]
+    template = {"spec": {"containers": [{"name": "master", "env": env}]}}
+    patch = {"spec": {"template": template}}
+    kube.patch("apps/v1", "StatefulSet", "later-master", patch, ns, patch_type="strategic")
     for name, failed in (("never", "SchedulingFailure"), ("later", "Failed")):
         cr = _wait(kube, "SparkCluster", ns, name, {"ResourceReleased"}, 180)
         states = history_states(cr["status"])
