@@ -20,7 +20,7 @@ from typing import Any
 Obj = dict[str, Any]
 
 #: Restarts after a non-zero exit before a crash-looping container counts as failed for good
-#: (the kubelet's back-off has then waited 10 s and 20 s: not a blip).
+#: (two of the kubelet's back-offs: not a blip).
 CRASH_RESTARTS = 2
 NEVER_STARTS = frozenset({"InvalidImageName", "ErrImageNeverPull"})
 
