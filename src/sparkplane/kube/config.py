@@ -36,8 +36,6 @@ from typing import Any
 
 import yaml
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
 
 from sparkplane.errors import ConfigError
 
@@ -169,6 +167,9 @@ def _in_pod() -> bool:
 
 
 def _in_cluster() -> k8s.Configuration:
+    from kubernetes import config as k8s_config  # only here: it costs ~0.1 s to import
+    from kubernetes.config.config_exception import ConfigException
+
     cfg = k8s.Configuration()
     try:
         k8s_config.load_incluster_config(client_configuration=cfg)
@@ -327,6 +328,9 @@ def _delegate(sel: Selected, user: dict[str, Any], cfg: k8s.Configuration) -> No
         "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
         "current-context": "x",
     }
+    from kubernetes import config as k8s_config  # only here: it costs ~0.1 s to import
+    from kubernetes.config.config_exception import ConfigException
+
     scratch = k8s.Configuration()
     try:
         k8s_config.load_kube_config_from_dict(doc, client_configuration=scratch)

@@ -19,7 +19,7 @@ except SystemExit as exc:
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 HEAVY = (
-    "kubernetes",
+    "kubernetes.client",  # the bare package is registered lazily (sparkplane.cli.startup)
     "rich",
     "prometheus_client",
     "aiohttp",
@@ -34,7 +34,8 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[int, set[s
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     return result["code"], {
-        m.split(".")[0] if not m.startswith("sparkplane") else m for m in result["modules"]
+        m.split(".")[0] if not m.startswith(("sparkplane", "kubernetes")) else m
+        for m in result["modules"]
     }
 
 
@@ -63,5 +64,27 @@ def test_get_apps_imports_neither_rendering_nor_staging_nor_the_operator(tmp_pat
     path.write_text(yaml.safe_dump(config))
     code, modules = _run(["get", "apps"], env={"KUBECONFIG": str(path), "PATH": "/usr/bin:/bin"})
     assert code == 11  # nothing listens there: one message, the documented code
-    unwanted = (*HEAVY[1:], "sparkplane.render", "sparkplane.spec", "sparkplane.templates")
+    unwanted = (
+        *HEAVY[1:],
+        "sparkplane.render",
+        "sparkplane.spec",
+        "sparkplane.templates",
+        "kubernetes.config",  # the official kubeconfig loader: requests, oauthlib, ~0.1 s
+        "requests_oauthlib",
+        "oauthlib",
+    )
     assert not [h for h in unwanted if _loaded(modules, h)]
+
+
+def test_the_lazy_kubernetes_package_still_offers_every_sub_package():
+    probe = (
+        "import sparkplane.cli, sys, kubernetes;"
+        "assert 'kubernetes.config' not in sys.modules;"
+        "from kubernetes import config;"
+        "print(kubernetes.config.load_kube_config.__name__, kubernetes.watch.Watch.__name__,"
+        " kubernetes.__version__)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    name, watch, version = done.stdout.split()
+    assert (name, watch) == ("load_kube_config", "Watch")
+    assert version[0].isdigit()
