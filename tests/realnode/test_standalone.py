@@ -98,7 +98,9 @@ def _summary(cr: dict[str, Any] | None) -> str | None:
     return state.get("currentStateSummary")
 
 
-def _wait(kube: Kube, kind: str, namespace: str, name: str, states: set[str], timeout: float):
+def _wait(
+    kube: Kube, kind: str, namespace: str, name: str, states: set[str], timeout: float
+) -> dict[str, Any]:
     def check() -> dict[str, Any] | None:
         cr = kube.get_or_none(API, kind, name, namespace)
         return cr if _summary(cr) in states else None
@@ -248,7 +250,7 @@ def test_a_master_that_exits_fails_its_cluster(kube: Kube, operator: str) -> Non
         cr = _wait(kube, "SparkCluster", ns, name, {"ResourceReleased"}, 180)
         states = history_states(cr["status"])
         assert states[-2:] == [failed, "ResourceReleased"], states
-        assert "RunningHealthy" in states if name == "later" else "RunningHealthy" not in states
+        assert ("RunningHealthy" in states) == (name == "later"), states
         message = json.dumps(cr["status"])
         assert "container master exited 1" in message, message
         _gone(kube, ns, name)
