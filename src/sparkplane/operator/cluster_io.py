@@ -4,8 +4,8 @@ Owns the indexes of the StatefulSets the operator created for clusters and of th
 (from their informers' events; a pod belongs to the cluster whose ``<name>-master`` or
 ``<name>-worker`` StatefulSet owns it), and the live read before concluding that a
 StatefulSet vanished (only while the cluster is ``RunningHealthy``, where a missing
-StatefulSet means ``Failed``). The pods let ``decide_cluster`` fail a cluster whose master or
-workers crash-loop. Decisions come from the pure
+StatefulSet means ``Failed``). The pods (those of the current StatefulSets, by owner uid) let
+``decide_cluster`` fail a cluster whose master or workers crash-loop. Decisions come from the pure
 :func:`~sparkplane.operator.cluster.decide_cluster`; writing, conflict retry and fencing are the
 loop's (:mod:`sparkplane.operator.loop`). Called by the runner. Writes nothing.
 """
@@ -91,12 +91,20 @@ class ClusterAdapter:
         for role in ("master", "worker"):
             with self._lock:
                 cached = self._sets.get((namespace, f"{name}-{role}"))
-                pods[role] = list(self._pods.get((namespace, f"{name}-{role}"), {}).values())
+                indexed = list(self._pods.get((namespace, f"{name}-{role}"), {}).values())
             if cached is None and running:
                 cached = self.kube.get_or_none(
                     "apps/v1", "StatefulSet", f"{name}-{role}", namespace
                 )
             found[role] = cached
+            # only the pods of this StatefulSet, not those of an earlier one of the same name
+            uid = ((cached or {}).get("metadata") or {}).get("uid")
+            pods[role] = [p for p in indexed if uid and _owner_uid(p) == uid]
         return decide_cluster(
             cr, found, self.clock(), self.operator_name, create_error=create_error, pods=pods
         )
+
+
+def _owner_uid(pod: Obj) -> str | None:
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return next((str(r.get("uid")) for r in refs if r.get("kind") == "StatefulSet"), None)
