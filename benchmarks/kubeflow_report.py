@@ -7,6 +7,7 @@ plain dict (JSON-able); ``render`` prints it as the lines docs/benchmarks.md quo
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from benchmarks import procstats
@@ -16,6 +17,12 @@ if TYPE_CHECKING:
 
 
 _CONFIG_KEYS = ("apps", "rate", "namespaces", "executors", "run_for", "instances", "workers")
+
+
+def _last_state(history: list[str]) -> str:
+    """The state an app ended in: the last one before ``ResourceReleased`` (or the last)."""
+    kept = [h for h in history if h != "ResourceReleased"]
+    return kept[-1] if kept else "never seen"
 
 
 def build(bench: BenchRun) -> dict[str, Any]:
@@ -96,6 +103,8 @@ def build(bench: BenchRun) -> dict[str, Any]:
         "failures": {
             "create_errors": bench.create_errors,
             "not_succeeded": len(not_succeeded),
+            # the state each of those ended in (the one before ResourceReleased)
+            "ended_in": dict(Counter(_last_state(t.history) for t in not_succeeded)),
             "missing_executors": len(short),
         },
         "load_average": os.getloadavg()[0],

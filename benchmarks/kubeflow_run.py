@@ -9,6 +9,7 @@ latency on both sides of each lag).
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -155,7 +156,10 @@ class BenchRun:
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         log = (self.logs / f"{name}.log").open("wb")
-        self.children[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        # the operator archives each released driver's log (a real cost, kept in the figures)
+        # into the run's own directory, not the user's ~/.cache
+        env = {**os.environ, "SPARKPLANE_LOG_ARCHIVE": str(self.logs / "log-archive")}
+        self.children[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
 
     def _start_children(self) -> None:
         exe = str(Path(sys.executable).parent / "sparkplane")
@@ -320,6 +324,7 @@ class BenchRun:
                 proc.kill()
         for informer in self.informers:
             informer.stop()
+        shutil.rmtree(self.logs / "log-archive", ignore_errors=True)
         for ns in self.namespaces:
             try:
                 self.kube.delete("v1", "Namespace", ns)

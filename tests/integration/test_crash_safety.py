@@ -144,9 +144,9 @@ def test_gc_removes_half_made_drivers_after_the_grace_period(
     shown = cli(kubeconfig, "gc", "-n", namespace, "--dry-run", "-o", "yaml")
     rows = list(yaml.safe_load_all(shown.stdout))
     assert shown.returncode == 0 and len(rows) == 2 and not any(r["delete"] for r in rows)
+    [half] = drivers(kube, namespace, "half")  # before gc: once deleted it may be gone at once
     decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
     deleted = {d.name: d.reason for d in decisions if d.delete}
-    [half] = drivers(kube, namespace, "half")
     assert list(deleted) == [half["metadata"]["name"]]
     assert "half-made" in deleted[half["metadata"]["name"]]
     wait_for(lambda: not drivers(kube, namespace, "half"), timeout=60, what="half-made gone")

@@ -32,7 +32,12 @@ def test_kubeflow_shape_smoke(kubeconfig: Path) -> None:
     )
     report = run(config)
     assert report["released"] == 60
-    assert report["failures"] == {"create_errors": 0, "not_succeeded": 0, "missing_executors": 0}
+    assert report["failures"] == {
+        "create_errors": 0,
+        "not_succeeded": 0,
+        "ended_in": {},
+        "missing_executors": 0,
+    }
     assert report["driver_lag_s"]["n"] == 60
     assert report["status_lag_s"]["n"] == 120  # start and end of every driver
     for key in ("apiserver_latency_s", "cpu_ms_per_app", "peak_rss_mib", "etcd_db_bytes"):

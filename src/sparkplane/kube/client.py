@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import urllib3
-from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from sparkplane.errors import KubeError
 from sparkplane.kube.discovery import Discovery, Resource
 from sparkplane.kube.errors import error_for, transport_error
+from sparkplane.kube.transport import Transport
 
 Propagation = Literal["Background", "Foreground", "Orphan"]
 PatchType = Literal["merge", "strategic", "json"]
@@ -40,9 +40,9 @@ class WatchEvent:
 
 
 class Kube:
-    """The gateway. Construct with an ``ApiClient`` from :func:`sparkplane.kube.connect`."""
+    """The gateway. Construct with a :class:`Transport` from :func:`sparkplane.kube.connect`."""
 
-    def __init__(self, api: k8s.ApiClient, *, timeout: float = 30.0) -> None:
+    def __init__(self, api: Transport, *, timeout: float = 30.0) -> None:
         self.api = api
         self.timeout = timeout
         self.discovery = Discovery(lambda path: self.raw("GET", path))
@@ -66,20 +66,16 @@ class Kube:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
-        params = [(k, v) for k, v in (query or {}).items() if v is not None]
-        method_, url, hdrs, data, post = self.api.param_serialize(
-            method=method,
-            resource_path=path,
-            query_params=params,
-            header_params=headers,
-            body=body,
-            auth_settings=["BearerToken"],
-        )
         if self.before_write is not None and method != "GET":
             self.before_write(method, path)
         try:
-            resp = self.api.call_api(
-                method_, url, hdrs, data, post, _request_timeout=timeout or self.timeout
+            resp = self.api.request(
+                method,
+                path,
+                query=query,
+                headers=headers,
+                body=body,
+                timeout=timeout or self.timeout,
             )
         except (urllib3.exceptions.HTTPError, ApiException, OSError) as exc:
             # no HTTP answer (the client turns SSL errors into ApiException status 0)

@@ -38,6 +38,7 @@ import yaml
 from kubernetes import client as k8s
 
 from sparkplane.errors import ConfigError
+from sparkplane.kube.transport import Transport
 
 POOL_SIZE = 64  # connections per host: submissions and watches run concurrently
 _DELEGATED_AUTH = ("exec", "auth-provider")
@@ -74,8 +75,8 @@ def connect(
     token: str | None = None,
     ca_cert: str | None = None,
     in_cluster: bool = False,
-) -> k8s.ApiClient:
-    """Build an ``ApiClient``; see the module docstring for the precedence of the three ways."""
+) -> Transport:
+    """Build the gateway's transport; see the module docstring for the precedence of the ways."""
     cfg = configuration(
         kubeconfig=kubeconfig,
         context=context,
@@ -85,7 +86,7 @@ def connect(
         in_cluster=in_cluster,
     )
     cfg.connection_pool_maxsize = POOL_SIZE
-    return k8s.ApiClient(cfg)
+    return Transport(cfg)
 
 
 def configuration(
@@ -108,7 +109,7 @@ def configuration(
     return _from_selected(select_context(files, context))
 
 
-def endpoint(api: k8s.ApiClient) -> Endpoint:
+def endpoint(api: Transport) -> Endpoint:
     """The server and CA of an existing client (the CA from a file or from data)."""
     cfg = api.configuration
     pem: bytes | None = None

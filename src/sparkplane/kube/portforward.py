@@ -46,7 +46,7 @@ def _websocket_ca(cfg: Any) -> Iterator[None]:
 
 def open_stream(kube: Kube, pod: str, namespace: str, port: int) -> Any:
     """A socket-like object connected to ``port`` of ``pod``."""
-    api = CoreV1Api(kube.api)
+    api = CoreV1Api(kube.api.api_client())
     with _websocket_ca(kube.api.configuration):
         pf = portforward(
             api.connect_get_namespaced_pod_portforward, pod, namespace, ports=str(port)

@@ -6,8 +6,10 @@ HorizontalPodAutoscaler ``<name>-worker-hpa`` when ``minWorkers < maxWorkers`` a
 PodDisruptionBudget ``<name>-worker-pdb`` when ``minWorkers >= 1``; each built by
 :mod:`sparkplane.operator.cluster_build`), every object owned by the SparkCluster, and
 :func:`decide_cluster` over the states Submitted → RunningHealthy (master Ready
-and at least ``minWorkers`` workers Ready) / SchedulingFailure, RunningHealthy → Failed (a
-StatefulSet vanished) → ResourceReleased.
+and at least ``minWorkers`` workers Ready) / SchedulingFailure (the objects cannot be made, or
+the pods failed for good before the cluster was ever healthy: the rule of
+:mod:`sparkplane.operator.cluster_health`), RunningHealthy → Failed (a StatefulSet vanished,
+or the pods failed for good) → ResourceReleased (the objects deleted; their pods go with them).
 
 Called by the runner (:mod:`sparkplane.operator.cluster_io`) and the CRD generator. Pure.
 """
@@ -15,13 +17,14 @@ Called by the runner (:mod:`sparkplane.operator.cluster_io`) and the CRD generat
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import pydantic
 
 from sparkplane.operator import cluster_build as build
+from sparkplane.operator import cluster_health as health
 from sparkplane.operator import states as st
 from sparkplane.operator.cluster_spec import SparkClusterSpec
 from sparkplane.operator.decision import CreateResources, Decision, DeleteResources, Transition
@@ -61,6 +64,17 @@ def _ready(sts: Mapping[str, Any] | None) -> int:
     return int(((sts or {}).get("status") or {}).get("readyReplicas") or 0)
 
 
+def _broken(
+    cr: Mapping[str, Any], statefulsets: Mapping[str, Obj | None], pods: Mapping[str, Sequence[Obj]]
+) -> str | None:
+    """Why the cluster's pods have failed for good (:mod:`~sparkplane.operator.cluster_health`)."""
+    spec = SparkClusterSpec.model_validate(cr.get("spec") or {})
+    bounds = spec.cluster_tolerations.instance_config
+    worker = statefulsets.get("worker") or {}
+    wanted = int((worker.get("spec") or {}).get("replicas") or bounds.init_workers)
+    return health.failure(pods, wanted, bounds.min_workers)
+
+
 def decide_cluster(
     cr: Mapping[str, Any],
     statefulsets: Mapping[str, Obj | None],
@@ -68,8 +82,9 @@ def decide_cluster(
     operator_name: str,
     *,
     create_error: str | None = None,
+    pods: Mapping[str, Sequence[Obj]] | None = None,
 ) -> Decision:
-    """The next status and actions of a SparkCluster, given its StatefulSets by role."""
+    """The next status and actions of a SparkCluster, given its StatefulSets and pods by role."""
     status = copy.deepcopy(cr.get("status")) or None
     transitions: list[Transition] = []
 
@@ -92,10 +107,16 @@ def decide_cluster(
     except pydantic.ValidationError as exc:
         objects = ()
         create_error = create_error or f"invalid spec: {exc.error_count()} problem(s): {exc}"
+    broken: str | None = None
     refs = tuple((o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in objects)
+    if state in (C.SUBMITTED, C.RUNNING_HEALTHY) and not create_error:
+        broken = _broken(cr, statefulsets, pods or {})
     if state == C.SUBMITTED:
         if create_error:
             go(C.SCHEDULING_FAILURE, f"Cannot create cluster resources: {create_error}")
+            state = C.SCHEDULING_FAILURE
+        elif broken:  # never healthy: Apache's one failure out of Submitted
+            go(C.SCHEDULING_FAILURE, f"Cluster failed to start: {broken}")
             state = C.SCHEDULING_FAILURE
         else:
             master, worker = statefulsets.get("master"), statefulsets.get("worker")
@@ -111,6 +132,9 @@ def decide_cluster(
         gone = [role for role in ("master", "worker") if statefulsets.get(role) is None]
         if gone:
             go(C.FAILED, f"StatefulSet of the {' and '.join(gone)} is gone")
+            state = C.FAILED
+        elif broken:
+            go(C.FAILED, broken)
             state = C.FAILED
     if state in st.CLUSTER_FAILURES:
         action_list.append(DeleteResources(namespace, refs))

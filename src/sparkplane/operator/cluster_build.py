@@ -20,7 +20,9 @@ only the fields Apache's operator sets unconditionally:
   scripts needed), ``SPARK_MASTER_OPTS``/``SPARK_WORKER_OPTS`` and the Spark ports replace
   those of the same name; ``SPARK_MASTER_HOST`` (the pod IP) and ``SPARK_WORKER_CORES`` /
   ``SPARK_WORKER_MEMORY`` (the container's limits, else the node's) and a TCP readiness
-  probe (master: 7077, worker: its UI port) are set unless the template sets them;
+  probe on the web UI's port (8080 / 8081: bound once the daemon is up; a probe of the
+  master's RPC port 7077 would log a "got disassociated" line every period, and an HTTP probe
+  would meet the UI's filters) are set unless the template sets them;
   resources, mounts and the rest are merged in untouched. Every container without
   ``allowPrivilegeEscalation`` gets ``false``.
 
@@ -100,11 +102,8 @@ def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
     out["env"] = _merge_named(out.get("env"), env, "name")
     ports = [{"name": n, "containerPort": p} for n, p in PORTS[role]]
     out["ports"] = _merge_named(out.get("ports"), ports, "name", "containerPort")
-    # Ready = the daemon accepts connections (TCP: an HTTP probe would meet the UI's filters)
-    out.setdefault(
-        "readinessProbe",
-        {"tcpSocket": {"port": "spark" if role == "master" else "web"}, "periodSeconds": 5},
-    )
+    # Ready = the daemon's web UI accepts connections (see the module docstring)
+    out.setdefault("readinessProbe", {"tcpSocket": {"port": "web"}, "periodSeconds": 5})
     return out
 
 

@@ -1,8 +1,11 @@
-"""The SparkCluster kind for the generic loop: its StatefulSets in, ``decide_cluster`` out.
+"""The SparkCluster kind for the generic loop: its StatefulSets and pods in, ``decide_cluster`` out.
 
-Owns the index of the StatefulSets the operator created for clusters (from their informer's
-events) and the live read before concluding that one vanished (only while the cluster is
-``RunningHealthy``, where a missing StatefulSet means ``Failed``). Decisions come from the pure
+Owns the indexes of the StatefulSets the operator created for clusters and of their pods
+(from their informers' events; a pod belongs to the cluster whose ``<name>-master`` or
+``<name>-worker`` StatefulSet owns it), and the live read before concluding that a
+StatefulSet vanished (only while the cluster is ``RunningHealthy``, where a missing
+StatefulSet means ``Failed``). The pods (those of the current StatefulSets, by owner uid) let
+``decide_cluster`` fail a cluster whose master or workers crash-loop. Decisions come from the pure
 :func:`~sparkplane.operator.cluster.decide_cluster`; writing, conflict retry and fencing are the
 loop's (:mod:`sparkplane.operator.loop`). Called by the runner. Writes nothing.
 """
@@ -19,7 +22,7 @@ from sparkplane.operator import states as st
 from sparkplane.operator.cluster import C, decide_cluster
 from sparkplane.operator.decision import Decision
 from sparkplane.operator.loop import Key, Watch
-from sparkplane.operator.naming import OPERATOR_NAME_LABEL
+from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL
 
 Obj = dict[str, Any]
 CLUSTER = "SparkCluster"
@@ -35,10 +38,33 @@ class ClusterAdapter:
         self.kube, self.operator_name, self.clock = kube, operator_name, clock
         self._lock = threading.Lock()
         self._sets: dict[tuple[str, str], Obj] = {}
+        self._pods: dict[tuple[str, str], dict[str, Obj]] = {}  # by (namespace, StatefulSet)
 
     def watches(self) -> Sequence[Watch]:
         selector = f"{OPERATOR_NAME_LABEL}={self.operator_name}"
-        return (Watch("apps/v1", "StatefulSet", selector, self._on_statefulset),)
+        return (
+            Watch("apps/v1", "StatefulSet", selector, self._on_statefulset),
+            Watch("v1", "Pod", f"{selector},{CLUSTER_NAME_LABEL}", self._on_pod),
+        )
+
+    def _on_pod(self, event: str, pod: Obj) -> Iterable[Key]:
+        meta = pod.get("metadata") or {}
+        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+        keys: list[Key] = []
+        for ref in meta.get("ownerReferences") or []:
+            owner = str(ref.get("name"))
+            if ref.get("kind") != "StatefulSet" or not owner.endswith(("-master", "-worker")):
+                continue
+            with self._lock:
+                bucket = self._pods.setdefault((namespace, owner), {})
+                if event == "DELETED":
+                    bucket.pop(name, None)
+                else:
+                    bucket[name] = pod
+                if not bucket:
+                    self._pods.pop((namespace, owner), None)
+            keys.append((CLUSTER, namespace, owner.rsplit("-", 1)[0]))
+        return tuple(keys)
 
     def _on_statefulset(self, event: str, obj: Obj) -> Iterable[Key]:
         meta = obj.get("metadata") or {}
@@ -61,14 +87,24 @@ class ClusterAdapter:
         namespace, name = str(cr["metadata"]["namespace"]), str(cr["metadata"]["name"])
         running = st.current_summary(cr.get("status"), cluster=True) == C.RUNNING_HEALTHY
         found: dict[str, Obj | None] = {}
+        pods: dict[str, list[Obj]] = {}
         for role in ("master", "worker"):
             with self._lock:
                 cached = self._sets.get((namespace, f"{name}-{role}"))
+                indexed = list(self._pods.get((namespace, f"{name}-{role}"), {}).values())
             if cached is None and running:
                 cached = self.kube.get_or_none(
                     "apps/v1", "StatefulSet", f"{name}-{role}", namespace
                 )
             found[role] = cached
+            # only the pods of this StatefulSet, not those of an earlier one of the same name
+            uid = ((cached or {}).get("metadata") or {}).get("uid")
+            pods[role] = [p for p in indexed if uid and _owner_uid(p) == uid]
         return decide_cluster(
-            cr, found, self.clock(), self.operator_name, create_error=create_error
+            cr, found, self.clock(), self.operator_name, create_error=create_error, pods=pods
         )
+
+
+def _owner_uid(pod: Obj) -> str | None:
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return next((str(r.get("uid")) for r in refs if r.get("kind") == "StatefulSet"), None)

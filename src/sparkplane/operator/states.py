@@ -83,10 +83,13 @@ APP_DESCRIPTIONS: Mapping[AppStateSummary, str] = {
     A.TERMINATED_WITHOUT_RELEASE_RESOURCES: "Terminal: resources kept per resourceRetainPolicy.",
 }
 CLUSTER_DESCRIPTIONS: Mapping[ClusterStateSummary, str] = {
-    C.SUBMITTED: "Accepted; master and workers not created yet.",
-    C.SCHEDULING_FAILURE: "The operator could not create the master or worker resources.",
-    C.RUNNING_HEALTHY: "Master and workers are running.",
-    C.FAILED: "The cluster failed.",
+    C.SUBMITTED: "Accepted; master and workers not created or not Ready yet.",
+    C.SCHEDULING_FAILURE: (
+        "The operator could not create the master or worker resources, or their pods failed "
+        "for good before the cluster was ever healthy."
+    ),
+    C.RUNNING_HEALTHY: "The master and at least minWorkers workers are Ready.",
+    C.FAILED: "A StatefulSet vanished, or the master (or too many workers) failed for good.",
     C.RESOURCE_RELEASED: "Terminal: the cluster's resources were deleted.",
 }
 

@@ -76,7 +76,7 @@ def test_template_container_is_merged_not_replaced() -> None:
     assert master["args"] == ["--webui-port", "8080", "--port", "7077"]
     host = next(e for e in master["env"] if e["name"] == "SPARK_MASTER_HOST")
     assert host["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
-    assert master["readinessProbe"]["tcpSocket"] == {"port": "spark"}
+    assert master["readinessProbe"]["tcpSocket"] == {"port": "web"}
     assert {p["name"]: p["containerPort"] for p in master["ports"]} == {
         "web": 8080,
         "spark": 7077,
