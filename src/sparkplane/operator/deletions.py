@@ -67,17 +67,25 @@ class DeletionArchiver:
             self._last_prune = now
             self.pool.submit(prune_round, self.kube, self.namespaces)
 
-    def on_event(self, event: str, pod: Obj) -> None:
-        if not deleted_driver(event, pod) or not self.may_act():
-            return
-        uid = str(pod["metadata"].get("uid", ""))
+    def ours(self, uid: str) -> None:
+        """The operator itself deletes the pod ``uid`` (the sweeper removing an attempt that is
+        over): not someone else's deletion, so it is not archived as one."""
+        self._first_time(uid)
+
+    def _first_time(self, uid: str) -> bool:
         with self._lock:
             if uid in self._seen:
-                return
+                return False
             self._seen[uid] = None
             while len(self._seen) > _REMEMBERED:
                 self._seen.popitem(last=False)
-        self.pool.submit(self.archive, pod)
+            return True
+
+    def on_event(self, event: str, pod: Obj) -> None:
+        if not deleted_driver(event, pod) or not self.may_act():
+            return
+        if self._first_time(str(pod["metadata"].get("uid", ""))):
+            self.pool.submit(self.archive, pod)
 
     def archive(self, pod: Obj) -> None:
         """Archive ``pod`` unless its archive already is this pod's (the operator's release)."""

@@ -101,6 +101,8 @@ def sweep(op: Operator, min_age: float) -> int:
     for obj in leftovers(found, app_of, op.clock(), min_age):
         meta = obj["metadata"]
         uid = meta.get("uid") if obj["kind"] == "Pod" else None
+        if uid:  # an older attempt's pod: its log would overwrite the app's newer archive
+            op.archiver.ours(uid)
         try:
             op.kube.delete("v1", obj["kind"], meta["name"], meta["namespace"], uid=uid)
             deleted += 1

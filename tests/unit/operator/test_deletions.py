@@ -50,3 +50,12 @@ def test_each_pod_is_archived_once_and_only_by_the_leader() -> None:
         archiver.on_event("MODIFIED", _pod())
     archiver.on_event("MODIFIED", _pod(uid="u2"))  # a new pod of the same name
     assert [call[1]["metadata"]["uid"] for call in pool.calls] == ["u1", "u2"]
+
+
+def test_pods_the_sweeper_deletes_are_not_someone_elses() -> None:
+    pool = Recorder()
+    archiver = DeletionArchiver(None, pool, lambda: True)  # type: ignore[arg-type]
+    archiver.ours("u1")  # the sweeper removes an older attempt's driver itself
+    archiver.on_event("MODIFIED", _pod(uid="u1"))
+    archiver.on_event("MODIFIED", _pod(uid="u2"))
+    assert [call[1]["metadata"]["uid"] for call in pool.calls] == ["u2"]
