@@ -76,6 +76,15 @@ class Transport:
         )
         return response
 
+    def fit(self, concurrency: int) -> None:
+        """Keep up to ``concurrency`` connections (the operator's request threads): a smaller
+        pool discards each surplus connection after its request, and every new one costs both
+        sides a TLS handshake."""
+        if concurrency > (self.configuration.connection_pool_maxsize or 0):
+            self.configuration.connection_pool_maxsize = concurrency
+            old, self.rest = self.rest, rest.RESTClientObject(self.configuration)
+            old.pool_manager.clear()
+
     def api_client(self) -> ApiClient:
         """A generated-API client on the same configuration (port-forwarding needs one)."""
         from kubernetes.client import ApiClient

@@ -115,6 +115,7 @@ class Operator:
         self.requests = ThreadPoolExecutor(
             max(self.settings.workers, 1) * 2, thread_name_prefix="requests"
         )
+        kube.api.fit(max(self.settings.workers, 1) * 3 + 8)  # workers, their requests, informers
         self.archiver = DeletionArchiver(
             self.kube,
             ThreadPoolExecutor(2, thread_name_prefix="archive"),
