@@ -60,7 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kubeconfig", default=os.environ.get("SPARKPLANE_KUBECONFIG"))
     parser.add_argument("--apps", type=int, default=1000)
-    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=48)
     parser.add_argument("--creators", type=int, default=16, help="threads creating the CRs")
     parser.add_argument("--run-for", default="1s")
     parser.add_argument("--nodes", type=int, default=4, help="extra fake nodes (250 pods each)")
@@ -142,7 +142,10 @@ def main() -> None:
             print(f"median app released after     {statistics.median(release_times):.1f}s")
         print(f"throughput end to end: {args.apps / all_released * 60:.0f} apps/min")
         print(f"driver creation rate: {args.apps / all_drivers * 60:.0f} drivers/min")
-        print(f"events posted {operator.events.posted}, failed {operator.events.failed}")
+        events = operator.events
+        print(
+            f"events posted {events.posted}, still queued {events.pending}, failed {events.failed}"
+        )
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         used = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
         wall = time.monotonic() - start

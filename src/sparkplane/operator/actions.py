@@ -217,6 +217,11 @@ class EventRecorder:
         except queue.Full:
             self.failed += 1
 
+    @property
+    def pending(self) -> int:
+        """Events queued or being posted."""
+        return self._queue.unfinished_tasks
+
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until queued events are posted (tests and shutdown)."""
         deadline = datetime.now().timestamp() + timeout
