@@ -195,16 +195,13 @@ def kubeconfig_files(path: str | os.PathLike[str] | None) -> list[Path]:
     return [p for p in candidates if p.is_file()]
 
 
-def select_context(files: list[Path], context: str | None) -> Selected:
-    """Merge ``files`` (first definition of a name wins) and pick ``context`` or the current."""
-    if not files:
-        where = os.environ.get("KUBECONFIG") or "~/.kube/config"
-        raise ConfigError(f"no kubeconfig found at {where} (and not running inside a pod)")
-    entries: dict[str, dict[str, tuple[dict[str, Any], Path]]] = {
-        "clusters": {},
-        "users": {},
-        "contexts": {},
-    }
+Entries = dict[str, dict[str, tuple[dict[str, Any], Path]]]
+
+
+def _merged(files: list[Path]) -> tuple[Entries, str | None]:
+    """The clusters, users and contexts of ``files`` by name (the first definition wins, as
+    kubectl merges), each with the folder of its file; and the first current-context."""
+    entries: Entries = {"clusters": {}, "users": {}, "contexts": {}}
     current: str | None = None
     for file in files:
         try:
@@ -216,6 +213,15 @@ def select_context(files: list[Path], context: str | None) -> Selected:
             item_key = section[:-1]
             for item in doc.get(section) or []:
                 table.setdefault(item.get("name", ""), (item.get(item_key) or {}, file.parent))
+    return entries, current
+
+
+def select_context(files: list[Path], context: str | None) -> Selected:
+    """Merge ``files`` (first definition of a name wins) and pick ``context`` or the current."""
+    if not files:
+        where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+        raise ConfigError(f"no kubeconfig found at {where} (and not running inside a pod)")
+    entries, current = _merged(files)
     shown = ", ".join(map(str, files))
     name = context or current
     if not name:
@@ -250,27 +256,14 @@ def context_namespace(
 def contexts_for_server(kubeconfig: str | os.PathLike[str] | None, server: str) -> list[str]:
     """Contexts of the (merged) kubeconfig whose cluster's server is ``server`` (what
     spark-submit's ``--master k8s://<server>`` selects), current context first."""
-    files = kubeconfig_files(kubeconfig)
-    found: list[str] = []
-    current: str | None = None
-    clusters: dict[str, str] = {}
-    contexts: dict[str, str] = {}
-    for file in files:
-        try:
-            doc = yaml.safe_load(file.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read kubeconfig {file}: {exc}") from exc
-        current = current or doc.get("current-context") or None
-        for item in doc.get("clusters") or []:
-            clusters.setdefault(item.get("name", ""), (item.get("cluster") or {}).get("server", ""))
-        for item in doc.get("contexts") or []:
-            contexts.setdefault(
-                item.get("name", ""), (item.get("context") or {}).get("cluster", "")
-            )
+    entries, current = _merged(kubeconfig_files(kubeconfig))
+    servers = {name: str(c.get("server", "")) for name, (c, _) in entries["clusters"].items()}
     wanted = server.rstrip("/")
-    for name, cluster in contexts.items():
-        if clusters.get(cluster, "").rstrip("/") == wanted:
-            found.append(name)
+    found = [
+        name
+        for name, (ctx, _) in entries["contexts"].items()
+        if servers.get(ctx.get("cluster", ""), "").rstrip("/") == wanted
+    ]
     return sorted(found, key=lambda n: n != current)
 
 

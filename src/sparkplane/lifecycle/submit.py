@@ -221,21 +221,34 @@ def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None
     opts = opts or SubmitOptions()
     app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     validate(app)
-    cr = render_operator_cr(app)
-    meta = cr.setdefault("metadata", {})
+    return create_custom_resource(kube, render_operator_cr(app), opts, Mode.APACHE)
+
+
+def labelled(cr: dict[str, Any], opts: SubmitOptions) -> dict[str, Any]:
+    """``cr`` with sparkplane's labels: managed-by, and the submission id if there is one."""
+    labels = cr.setdefault("metadata", {}).setdefault("labels", {})
+    labels[MANAGED_BY] = "sparkplane"
+    if opts.submission_id:
+        labels[SUBMISSION_LABEL] = label_value(opts.submission_id)
+    return cr
+
+
+def create_custom_resource(
+    kube: Kube, cr: dict[str, Any], opts: SubmitOptions, mode: Mode
+) -> Submitted:
+    """Create a SparkApplication of either operator's API, labelled, once per submission id."""
+    meta = labelled(cr, opts)["metadata"]
     namespace = meta.get("namespace") or "default"
     meta["namespace"] = namespace
-    if opts.submission_id:
-        meta.setdefault("labels", {})[SUBMISSION_LABEL] = label_value(opts.submission_id)
-    meta.setdefault("labels", {})[MANAGED_BY] = "sparkplane"
     existing = create_resource_once(kube, cr, namespace)
+    kind = "SparkApplication" if mode is Mode.APACHE else "SparkApplication.sparkoperator.k8s.io"
     return Submitted(
         name=meta["name"],
         namespace=namespace,
-        mode=Mode.APACHE,
+        mode=mode,
         app_id=None,
         driver_pod=None,
-        objects=[f"SparkApplication/{meta['name']}"],
+        objects=[f"{kind}/{meta['name']}"],
         existing=existing,
     )
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sparkplane.errors import Problem
 from sparkplane.spec.conf import K8S, MainResource, app_name, main_resource, mapped_conf
 from sparkplane.spec.conf import split_list as _split
 from sparkplane.spec.conf_keys import with_prefix
@@ -119,6 +120,14 @@ class DriverConf:
         """The user's ``driverSpec``/``executorSpec`` pod template, if any."""
         holder = self.app.spec.driver_spec if role == "driver" else self.app.spec.executor_spec
         return holder.pod_template_spec if holder and holder.pod_template_spec else None
+
+
+#: What a custom resource renderer reports when :func:`_spark_version` finds none.
+UNKNOWN_VERSION = Problem(
+    "spec.runtimeVersions.sparkVersion",
+    "Spark version unknown",
+    "set runtimeVersions.sparkVersion or use a versioned image tag",
+)
 
 
 def _spark_version(app: SparkApp) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from sparkplane.errors import Problem, ValidationError
-from sparkplane.render.conf import _spark_version
+from sparkplane.render.conf import UNKNOWN_VERSION, _spark_version
 from sparkplane.spec.conf import K8S, main_resource, mapped_conf
 from sparkplane.spec.models import SparkApp
 
@@ -84,13 +84,7 @@ def render_kubeflow_cr(app: SparkApp) -> dict[str, Any]:
     main = main_resource(app)
     problems = []
     if version is None:
-        problems.append(
-            Problem(
-                "spec.runtimeVersions.sparkVersion",
-                "Spark version unknown",
-                "set runtimeVersions.sparkVersion or use a versioned image tag",
-            )
-        )
+        problems.append(UNKNOWN_VERSION)
     if main is None or main.resource is None:
         problems.append(
             Problem("spec", "Kubeflow needs a main application file (a jar, .py or .R)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from sparkplane.errors import Problem, ValidationError
-from sparkplane.render.conf import _spark_version
+from sparkplane.render.conf import UNKNOWN_VERSION, _spark_version
 from sparkplane.render.steps.executor_template import role_template
 from sparkplane.spec.conf import K8S, main_resource, mapped_conf
 from sparkplane.spec.models import SparkApp
@@ -27,13 +27,7 @@ def render_operator_cr(app: SparkApp) -> dict[str, Any]:
     main = main_resource(app)
     problems = []
     if version is None:
-        problems.append(
-            Problem(
-                "spec.runtimeVersions.sparkVersion",
-                "Spark version unknown",
-                "set runtimeVersions.sparkVersion or use a versioned image tag",
-            )
-        )
+        problems.append(UNKNOWN_VERSION)
     if main is None:
         problems.append(Problem("spec", "nothing to run: set mainClass, pyFiles or sparkRFiles"))
     if problems or version is None or main is None:

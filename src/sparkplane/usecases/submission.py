@@ -23,12 +23,12 @@ from sparkplane.errors import (
     ValidationError,
 )
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.apps import MANAGED_BY, SUBMISSION_LABEL, Mode
-from sparkplane.lifecycle.apps import submission_label as label_value
+from sparkplane.lifecycle.apps import Mode
 from sparkplane.lifecycle.submit import (
     SubmitOptions,
     Submitted,
-    create_resource_once,
+    create_custom_resource,
+    labelled,
     render_native,
     submit_native,
     submit_objects,
@@ -71,7 +71,7 @@ def render_source(
         return [render_operator_cr(source.app)]
     if mode is Mode.KUBEFLOW:
         validate(source.app)
-        return [_labelled(render_kubeflow_cr(source.app), opts)]
+        return [labelled(render_kubeflow_cr(source.app), opts)]
     return render_native(source.app, server, opts).objects
 
 
@@ -130,27 +130,7 @@ def _submit(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Subm
     return submit_native(kube, source.app, opts)
 
 
-def _labelled(cr: Obj, opts: SubmitOptions) -> Obj:
-    labels = cr.setdefault("metadata", {}).setdefault("labels", {})
-    labels[MANAGED_BY] = "sparkplane"
-    if opts.submission_id:
-        labels[SUBMISSION_LABEL] = label_value(opts.submission_id)
-    return cr
-
-
 def submit_kubeflow(kube: Kube, app: SparkApp, opts: SubmitOptions) -> Submitted:
     """Create ``app`` as a Kubeflow ``sparkoperator.k8s.io/v1beta2`` SparkApplication."""
     validate(app)
-    cr = _labelled(render_kubeflow_cr(app), opts)
-    meta = cr["metadata"]
-    namespace = meta.setdefault("namespace", "default")
-    existing = create_resource_once(kube, cr, namespace)
-    return Submitted(
-        name=meta["name"],
-        namespace=namespace,
-        mode=Mode.KUBEFLOW,
-        app_id=None,
-        driver_pod=None,
-        objects=[f"SparkApplication.sparkoperator.k8s.io/{meta['name']}"],
-        existing=existing,
-    )
+    return create_custom_resource(kube, render_kubeflow_cr(app), opts, Mode.KUBEFLOW)
