@@ -17,6 +17,7 @@ import pytest
 from sparkplane.devcluster import DevCluster, DevClusterSettings
 from sparkplane.devcluster.process import alive
 from sparkplane.kube import Kube, connect
+from tests.integration.helpers import wait_for
 
 
 @pytest.fixture
@@ -42,8 +43,8 @@ def test_up_restarts_a_dead_component_and_keeps_the_data(cluster: DevCluster) ->
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     kube.close()
     pid, binary = cluster._pids()["kube-scheduler"]
-    os.kill(pid, signal.SIGKILL)
-    assert not cluster.is_running()
+    os.kill(pid, signal.SIGKILL)  # delivered asynchronously: the process dies a moment later
+    wait_for(lambda: not cluster.is_running(), timeout=10, what="the killed scheduler to be seen")
     said: list[str] = []
     cluster.up(progress=said.append)
     assert any("data is kept" in line for line in said), said
