@@ -10,6 +10,11 @@
 5. a kill, after which the garbage collector leaves nothing.
 Where the host cannot run a real node (host.preflight), it says why and runs the simulated demo
 (examples/demo_simulated.py).
+
+Every section checks what it shows: a section that does not see what it should stops the demo with
+one line naming it (exit 1; ``--debug`` adds the traceback), so ``make test`` runs this very file
+(tests/realnode/test_demo.py) and a passing demo means each section really happened. The demo
+namespace is made anew on every run, so the demo can be run again on the same cluster.
 """
 
 from __future__ import annotations
@@ -51,6 +56,16 @@ EXAMPLES = Path(__file__).parent
 DEPLOY = EXAMPLES.parent / "deploy"
 
 
+class DemoFailed(Exception):
+    """A section of the demo did not see what it shows."""
+
+
+def check(ok: object, what: str) -> None:
+    """Stop the demo with ``what`` unless ``ok``."""
+    if not ok:
+        raise DemoFailed(what)
+
+
 def say(text: str) -> None:
     console.print(f"\n[bold]$ {text}[/bold]")
 
@@ -77,9 +92,16 @@ def show_nodes(kube: Kube) -> None:
 
 
 def prepare(kube: Kube) -> None:
-    """The demo namespace; its default service account holds the driver role (executors)."""
-    if kube.get_or_none("v1", "Namespace", NAMESPACE) is None:
-        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    """The demo namespace, made anew (an earlier run's apps would clash with this run's); its
+    default service account holds the driver role (executors)."""
+    if kube.get_or_none("v1", "Namespace", NAMESPACE) is not None:
+        data(f"deleting the namespace {NAMESPACE} of an earlier run")
+        kube.delete("v1", "Namespace", NAMESPACE)
+        deadline = time.monotonic() + 180
+        while kube.get_or_none("v1", "Namespace", NAMESPACE) is not None:
+            check(time.monotonic() < deadline, f"namespace {NAMESPACE} was not deleted in 180 s")
+            time.sleep(1)
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     while kube.get_or_none("v1", "ServiceAccount", "default", NAMESPACE) is None:
         time.sleep(0.2)
     apply_objects(kube, bodies(render("driver", NAMESPACE, service_account="default")))
@@ -90,8 +112,9 @@ def owner(obj: dict[str, Any]) -> str:
     return f"{ref['kind']}/{ref['name']}"
 
 
-def show_executors(kube: Kube, apps: int, timeout: float = 120) -> None:
+def show_executors(kube: Kube, drivers: list[str], timeout: float = 180) -> None:
     """The executor pods the real drivers created (one per app here), owned by their driver."""
+    apps = len(drivers)
     deadline = time.monotonic() + timeout
     found: list[dict[str, Any]] = []
     while len(found) < apps and time.monotonic() < deadline:
@@ -103,11 +126,17 @@ def show_executors(kube: Kube, apps: int, timeout: float = 120) -> None:
         ]
     rows = [[p["metadata"]["name"], owner(p), p["spec"].get("nodeName") or "-"] for p in found]
     table("EXECUTOR POD", "OWNER", "NODE", rows=rows)
+    owners = {owner(p) for p in found}
+    check(
+        owners >= {f"Pod/{d}" for d in drivers},
+        f"executors owned by each driver pod ({', '.join(drivers)}); saw {sorted(owners)}",
+    )
 
 
 def pi_line(sp: SparkPlane, name: str) -> str:
     lines = [line for line in sp.logs(name) if "Pi is roughly" in line]
-    return lines[-1] if lines else "(no 'Pi is roughly' line in the driver log)"
+    check(lines, f"{name}: no 'Pi is roughly' line in the driver log")
+    return lines[-1]
 
 
 def spark_ui(kubeconfig: Path, name: str, timeout: float = 90) -> None:
@@ -120,7 +149,9 @@ def spark_ui(kubeconfig: Path, name: str, timeout: float = 90) -> None:
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
+        check(url.startswith("http://"), f"`sparkplane ui {name}` printed no URL ({url!r})")
         data(f"sparkplane ui {name} -> {url}")
+        title = None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -130,15 +161,17 @@ def spark_ui(kubeconfig: Path, name: str, timeout: float = 90) -> None:
                 time.sleep(1)
                 continue
             jobs = re.findall(r'href="[^"]*jobs/job/\?id=\d+"[^>]*>\s*([^<]+?)\s*<', page)
+            title = re.search(r"<title>(.*?)</title>", page, re.S) or title
             if jobs:
-                title = re.search(r"<title>(.*?)</title>", page, re.S)
                 data(f"title: {title.group(1).strip() if title else '?'}")
                 for section in re.findall(r"((?:Active|Completed) Jobs \(\d+\))", page):
                     data(section)
                 data(f"job: {jobs[0]}")
                 return
             time.sleep(1)
-        data("(the app ended before its UI showed a job)")
+        check(title, f"the Spark UI of {name} served no page through `sparkplane ui`")
+        shown = title.group(1).strip() if title else "?"
+        data(f"title: {shown} (the app ended before a job showed)")
     finally:
         proc.terminate()
         proc.wait(10)
@@ -166,13 +199,19 @@ def local_deps(kube: Kube, sp: SparkPlane, plan: NodePlan) -> str:
         app = sp.wait(result.name, timeout=300)
         data(f"{app.name}: {app.state.phase}")
     driver = result.driver_pod or ""
+    check(
+        str(app.state.phase) == "Succeeded",
+        f"{result.name} ended {app.state.phase} ({app.state.reason}); "
+        f"see `sparkplane logs {result.name} -n {NAMESPACE}`",
+    )
     say(f"kubectl logs {driver} -c sparkplane-fetch   # the init-container, before the driver")
     for line in kube.logs(driver, NAMESPACE, container="sparkplane-fetch"):
         data(line)
     say(f"sparkplane logs {result.name}   # word count of the uploaded words.txt")
-    for line in sp.logs(result.name):
-        if re.match(r"^\w+\s+\d+$", line):
-            data(line)
+    counts = [line for line in sp.logs(result.name) if re.match(r"^\w+\s+\d+$", line)]
+    for line in counts:
+        data(line)
+    check(counts, f"{result.name}: no word count in the driver log")
     return result.name
 
 
@@ -183,8 +222,8 @@ def operator_mode(kube: Kube, sp: SparkPlane) -> str:
     docs = yaml.safe_load_all((DEPLOY / "operator" / "cluster-wide.yaml").read_text())
     for done in apply_objects(kube, [d for d in docs if d]):
         data(done)
-    ready = []
-    deadline = time.monotonic() + 120
+    ready: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 180
     while not ready and time.monotonic() < deadline:
         ready = [
             p
@@ -192,6 +231,7 @@ def operator_mode(kube: Kube, sp: SparkPlane) -> str:
             if p["status"].get("phase") == "Running"
         ]
         time.sleep(1)
+    check(ready, "the operator pod in spark-operator is not Running after 180 s")
     table(
         "OPERATOR POD",
         "IMAGE",
@@ -213,22 +253,45 @@ def operator_mode(kube: Kube, sp: SparkPlane) -> str:
     follow.start()
     app = sp.wait(operated.name, timeout=300)
     follow.join(30)
-    data(next((line for line in said if "Pi is roughly" in line), "(no Pi line captured)"))
-    deadline = time.monotonic() + 60
+    pi = [line for line in said if "Pi is roughly" in line]
+    check(pi, f"{operated.name}: no 'Pi is roughly' in the driver log (operator mode)")
+    data(pi[0])
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         status = sp.get(operated.name).owner.get("status", {})
         if status.get("currentState", {}).get("currentStateSummary") == "ResourceReleased":
             break
         time.sleep(1)
     history = status.get("stateTransitionHistory", {})
-    data(
-        f"{app.name}: "
-        + " -> ".join(history[k]["currentStateSummary"] for k in sorted(history, key=int))
+    states = [history[k]["currentStateSummary"] for k in sorted(history, key=int)]
+    data(f"{app.name}: " + " -> ".join(states))
+    check(
+        states[-1:] == ["ResourceReleased"] and "Succeeded" in states,
+        f"{operated.name} did not succeed and reach ResourceReleased: {' -> '.join(states)}",
     )
     return operated.name
 
 
 def main() -> int:
+    debug = "--debug" in sys.argv[1:]
+    try:
+        return demo()
+    except DemoFailed as err:
+        console.print(f"\ndemo FAILED: {err}", markup=False)
+        if debug:
+            raise
+        return 1
+    except Exception as err:
+        console.print(
+            f"\ndemo FAILED: {type(err).__name__}: {err} (run with --debug for the traceback)",
+            markup=False,
+        )
+        if debug:
+            raise
+        return 1
+
+
+def demo() -> int:
     problems = host.preflight()
     if problems:
         console.print(
@@ -252,15 +315,16 @@ def main() -> int:
     sp = SparkPlane(kube, NAMESPACE)
 
     say("sparkplane submit -f examples/spark-pi.yaml; sparkplane submit -f examples/python-pi.yaml")
-    names = []
+    names, drivers = [], []
     for spec in ("spark-pi.yaml", "python-pi.yaml"):
         doc = yaml.safe_load((EXAMPLES / spec).read_text())
         doc["metadata"]["namespace"] = NAMESPACE
         result = sp.submit(doc)
         data(f"submitted {result.name}: {', '.join(result.objects)}")
         names.append(result.name)
+        drivers.append(result.driver_pod or f"{result.name}-driver")
     say("kubectl get pods -l spark-role=executor   # created by the real Spark driver")
-    show_executors(kube, len(names))
+    show_executors(kube, drivers)
     say(f"sparkplane ui {names[1]}   # the real Spark UI, through a port-forward")
     sp.wait(names[1], "running", timeout=180)
     spark_ui(kubeconfig, names[1])
@@ -280,6 +344,7 @@ def main() -> int:
     sp.kill(app, wait=True)
     left = remaining_objects(kube, NAMESPACE, {uid})
     data(f"left after the garbage collector: {', '.join(left) or 'nothing'}")
+    check(not left, f"the kill of {app.name} left {', '.join(left)}")
     say(f"sparkplane get apps -n {NAMESPACE}")
     table(
         "NAME",
