@@ -5,9 +5,9 @@ the venv's Python, from the repository root) in a subprocess with its own state 
 base (``SPARKPLANE_DEMO_TEST_PORT_BASE``, default 17483: apart from the suites' clusters), and
 asserts every section from what it printed: both "Pi is roughly" lines, the executors owned by
 their drivers, the Spark UI page, local deps ``Succeeded`` with a word count, the in-cluster
-operator taking SparkPi to ResourceReleased, a kill that leaves nothing, exit 0 and no traceback. Its cluster is
-stopped and purged afterwards. It runs first in this package (file order), before the suite's own
-cluster comes up, so the two never share the machine's two cores.
+operator taking SparkPi to ResourceReleased, a kill that leaves nothing, exit 0 and no
+traceback. Its cluster is stopped and purged afterwards. It runs first in this package (file
+order), before the suite's own cluster comes up, so the two never share the machine's two cores.
 """
 
 from __future__ import annotations
@@ -53,8 +53,16 @@ def demo_run(
         yield run
     finally:
         subprocess.run(
-            [sys.executable, "-m", "sparkplane.cli", "dev-cluster", "down", "--purge",
-             "--state-dir", str(state)],
+            [
+                sys.executable,
+                "-m",
+                "sparkplane.cli",
+                "dev-cluster",
+                "down",
+                "--purge",
+                "--state-dir",
+                str(state),
+            ],
             env=env,
             capture_output=True,
             timeout=300,
@@ -100,8 +108,11 @@ def test_demo_local_deps_word_count(demo_run: subprocess.CompletedProcess[str]) 
 
 def test_demo_operator_in_cluster(demo_run: subprocess.CompletedProcess[str]) -> None:
     out = demo_run.stdout
-    assert re.search(r"sparkplane-operator-\S+\s+ghcr\.io/sparkplane/sparkplane:\S+\s+"
-                     r"sparkplane-real-node", out), out
+    assert re.search(
+        r"sparkplane-operator-\S+\s+ghcr\.io/sparkplane/sparkplane:\S+\s+"
+        r"sparkplane-real-node",
+        out,
+    ), out
     history = re.search(r"^\s*(spark-pi-op-\d+): (.*)$", out, re.M)
     assert history, out
     states = history.group(2).split(" -> ")
