@@ -53,7 +53,9 @@ def ui(
     wait_seconds: Annotated[
         float, typer.Option("--wait", help="Seconds to wait for the Ingress address.")
     ] = 0.0,
-    port: Annotated[int, typer.Option(help="Local port for the port-forward fallback.")] = 4040,
+    port: Annotated[
+        int, typer.Option(help="Local port for the port-forward fallback (0: any free one).")
+    ] = 4040,
     no_forward: Annotated[bool, typer.Option("--no-port-forward", help="Only print.")] = False,
     namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,

@@ -8,9 +8,10 @@ before the option parser sees it, so ``-n 5`` or ``-h`` after the jar reach the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from sparkplane.cli.console import Output, dump, note, progress, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
@@ -80,6 +81,21 @@ StagingCa = Annotated[
 ]
 
 
+class SubmitCommand(typer.core.TyperCommand):
+    """``submit``/``render``: their help also lists the spark-submit flags they accept, from
+    the parser's own table (:func:`sparkplane.spec.submit_args.accepted_flags`)."""
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        from sparkplane.cli.argv import OWN_FLAGS, OWN_VALUE
+        from sparkplane.spec.submit_args import accepted_flags
+
+        own = OWN_VALUE | OWN_FLAGS  # -n/--namespace: listed above, as sparkplane's own
+        with formatter.section("spark-submit arguments (before the primary resource)"):
+            rows = [(f, t) for f, t in accepted_flags() if f.split()[0] not in own]
+            formatter.write_dl(rows)
+        super().format_epilog(ctx, formatter)
+
+
 def _client(
     kubeconfig: str | None, context: str | None, namespace: str | None, *, offline_ok: bool
 ) -> SparkPlane:
@@ -95,7 +111,7 @@ def _client(
         return SparkPlane.offline(namespace or "default")
 
 
-@commands.command(context_settings=EXTRA)
+@commands.command(context_settings=EXTRA, cls=SubmitCommand)
 def render(
     ctx: typer.Context,
     file: File = None,
@@ -137,7 +153,7 @@ def render(
     )
 
 
-@commands.command(context_settings=EXTRA)
+@commands.command(context_settings=EXTRA, cls=SubmitCommand)
 def submit(
     ctx: typer.Context,
     file: File = None,
