@@ -102,10 +102,10 @@ def events(
     """Every event of the application's objects, oldest first."""
     evs = client(kubeconfig, context, namespace).events(name)
     if output in (Output.yaml, Output.json):
-        dump(evs, output)
+        dump([dict(e.raw) for e in evs], output)  # the Event objects, as kubectl prints them
     elif output is Output.name:
         for e in evs:
-            write(f"event/{e['metadata']['name']}")
+            write(f"event/{e.name}")
     else:
         write(events_table(evs))
 
