@@ -84,7 +84,7 @@ def _load(name: str) -> click.Command:
 
         single = typer.Typer()
         single.command("fetch")(fetch_command)
-        return typer.main.get_command(single)
+        return _plain(typer.main.get_command(single))
     obj = getattr(import_module(module), obj_name)
     command = typer.main.get_command(obj)
     if member and isinstance(command, typer.core.TyperGroup):
