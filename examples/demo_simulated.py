@@ -193,7 +193,7 @@ def main() -> int:
         console.print(f"  {line}", markup=False)
     console.print(f"\n[bold]events of {names[0]}[/bold]:")
     for event in sp.events(names[0])[-4:]:
-        console.print(f"  {event.get('reason')}: {event.get('message')}", markup=False)
+        console.print(f"  {event.reason}: {event.message}", markup=False)
 
     history = sp.get(operated.name).owner.get("status", {}).get("stateTransitionHistory", {})
     states = [history[k]["currentStateSummary"] for k in sorted(history, key=int)]

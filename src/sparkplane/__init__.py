@@ -17,8 +17,8 @@ from sparkplane.version import SPARKPLANE_IMAGE, __version__
 if TYPE_CHECKING:
     from sparkplane.aio import AsyncSparkPlane
     from sparkplane.client import SparkPlane
-    from sparkplane.lifecycle.apps import App, Mode
-    from sparkplane.lifecycle.model import AppPhase, AppState, Reason
+    from sparkplane.lifecycle.apps import App, Description, Mode
+    from sparkplane.lifecycle.model import AppPhase, AppState, Event, Reason
 
 __all__ = [
     "SPARKPLANE_IMAGE",
@@ -26,6 +26,8 @@ __all__ = [
     "AppPhase",
     "AppState",
     "AsyncSparkPlane",
+    "Description",
+    "Event",
     "Mode",
     "Reason",
     "SparkPlane",
@@ -37,6 +39,8 @@ _WHERE = {
     "AsyncSparkPlane": "sparkplane.aio",
     "App": "sparkplane.lifecycle.apps",
     "Mode": "sparkplane.lifecycle.apps",
+    "Description": "sparkplane.lifecycle.apps",
+    "Event": "sparkplane.lifecycle.model",
     "AppPhase": "sparkplane.lifecycle.model",
     "AppState": "sparkplane.lifecycle.model",
     "Reason": "sparkplane.lifecycle.model",

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 
 from sparkplane.client import SparkPlane
 from sparkplane.client_ops import AppLike
-from sparkplane.lifecycle.apps import App
+from sparkplane.lifecycle.apps import App, Description
+from sparkplane.lifecycle.model import Event
 from sparkplane.lifecycle.submit import Submitted
 from sparkplane.lifecycle.ttl import TtlDecision
 from sparkplane.lifecycle.ui import UiAddress
@@ -85,7 +86,7 @@ class AsyncSparkPlane:
     async def list(self, *args: Any, **kwargs: Any) -> builtins.list[App]:
         return await asyncio.to_thread(partial(self.sync.list, *args, **kwargs))
 
-    async def describe(self, app: AppLike, namespace: str | None = None) -> dict[str, Any]:
+    async def describe(self, app: AppLike, namespace: str | None = None) -> Description:
         return await asyncio.to_thread(self.sync.describe, app, namespace)
 
     async def wait(self, app: AppLike, until: Until = "finished", **kwargs: Any) -> App:
@@ -125,7 +126,7 @@ class AsyncSparkPlane:
     def logs(self, app: AppLike, **kwargs: Any) -> AsyncIterator[str]:
         return _iterate(lambda: self.sync.logs(app, **kwargs))
 
-    async def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Any]:
+    async def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Event]:
         return await asyncio.to_thread(self.sync.events, app, namespace)
 
     async def ui(self, app: AppLike, **kwargs: Any) -> UiAddress:

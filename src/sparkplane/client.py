@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from sparkplane.client_ops import AppLike, AppOperations
 from sparkplane.errors import ConfigError
-from sparkplane.lifecycle.apps import App, Mode
+from sparkplane.lifecycle.apps import App, Description, Mode
 from sparkplane.usecases import connection
 
 if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
@@ -224,8 +224,8 @@ class SparkPlane(AppOperations):
 
         return query.list_apps(self.kube, ns, selector=selector)
 
-    def describe(self, app: AppLike, namespace: str | None = None) -> dict[str, Any]:
-        """The app's summary, the objects it owns and its events (``sparkplane describe``)."""
+    def describe(self, app: AppLike, namespace: str | None = None) -> Description:
+        """The app, the objects it owns and its events (``sparkplane describe``)."""
         from sparkplane.lifecycle.events import describe
 
         return describe(self.kube, self._app(app, namespace))

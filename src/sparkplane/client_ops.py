@@ -18,6 +18,7 @@ from sparkplane.lifecycle.apps import App
 
 if TYPE_CHECKING:
     from sparkplane.kube import Kube
+    from sparkplane.lifecycle.model import Event
     from sparkplane.lifecycle.submit import Submitted
     from sparkplane.lifecycle.tracker import Tracker
     from sparkplane.lifecycle.ttl import TtlDecision
@@ -177,8 +178,8 @@ class AppOperations:
             kube=self.kube,
         )
 
-    def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Obj]:
-        """Every event of the app's objects, oldest first."""
+    def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Event]:
+        """Every event of the app's objects, oldest first (``Event.raw``: the API's object)."""
         from sparkplane.lifecycle.events import app_events
 
         return app_events(self.kube, self._app(app, namespace))

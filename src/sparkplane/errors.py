@@ -138,6 +138,20 @@ class SubmissionError(SparkplaneError):
         super().__init__(message)
 
 
+class LocalPortError(SparkplaneError):
+    """A local port to listen on (a port-forward's) is taken or not allowed: exit 2, as for
+    any bad command-line value; the message names the port and how to choose another."""
+
+    exit_code = 2
+
+    def __init__(self, port: int, reason: str) -> None:
+        self.port = port
+        super().__init__(
+            f"cannot listen on local port {port}: {reason.lower()} (another program or "
+            "port-forward holds it?); choose another with --port N, or --port 0 for any free one"
+        )
+
+
 class AppNotFoundError(SparkplaneError):
     """No Spark application of that name in that namespace (native or operator mode)."""
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sparkplane import AsyncSparkPlane, SparkPlane
+from sparkplane import AsyncSparkPlane, Description, Event, SparkPlane
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.model import AppPhase, Reason
 from tests.integration.helpers import wait_for
@@ -147,6 +147,41 @@ def test_sync_api_inside_a_running_event_loop_and_async_api(
 
     names = asyncio.run(notebook_cell())
     assert len(names) == 2
+
+
+def test_describe_and_events_are_typed_in_both_apis_and_the_cli(
+    sp: SparkPlane, kubeconfig: Path, namespace: str
+):
+    submitted = sp.submit(_spec(namespace, run_for="1h"))
+    assert "created=" not in repr(submitted) and submitted.created  # the objects, not shown
+    app = sp.wait(submitted, "running", timeout=60)
+    assert repr(app) == (
+        f"App(name='{app.name}', namespace='{namespace}', mode='native', phase='Running')"
+    )
+    assert app.owner["metadata"]["managedFields"]  # still there, just not printed
+    described = wait_for(
+        lambda: (d := sp.describe(submitted)).events and d, timeout=30, what="events"
+    )
+    assert isinstance(described, Description) and described.app.name == submitted.name
+    assert described.app.state.phase is AppPhase.RUNNING
+    assert any(o.startswith("ConfigMap/") for o in described.objects)
+    assert all(isinstance(e, Event) for e in described.events)
+    scheduled = next(e for e in described.events if e.reason == "Scheduled")
+    assert scheduled.object == f"Pod/{submitted.driver_pod}" and scheduled.time is not None
+    assert scheduled.raw["involvedObject"]["name"] == submitted.driver_pod
+    events = sp.events(submitted)
+    assert [e.name for e in events][: len(described.events)] == [e.name for e in described.events]
+
+    async def both() -> tuple[Description, list[Event]]:
+        aio = AsyncSparkPlane(sp)
+        return await aio.describe(submitted), await aio.events(submitted)
+
+    adescribed, aevents = asyncio.run(both())
+    assert isinstance(adescribed, Description) and all(isinstance(e, Event) for e in aevents)
+    text = run(kubeconfig, "describe", submitted.name, "-n", namespace).stdout
+    assert text.splitlines()[0].split() == ["Name:", submitted.name]
+    assert "Running" in text and "Scheduled" in text and f"Pod/{submitted.driver_pod}" in text
+    sp.kill(submitted, wait=True, timeout=90)
 
 
 def test_as_completed_yields_in_finishing_order(sp: SparkPlane, namespace: str):

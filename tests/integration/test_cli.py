@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -191,6 +192,34 @@ def test_submit_wait_get_logs_events_kill(kubeconfig, kube: Kube, namespace, tmp
     assert "no Spark application" in missing.stderr
 
 
+def test_submit_output_is_the_created_objects(kubeconfig, kube: Kube, namespace, tmp_path):
+    spec = str(_spec(tmp_path, namespace, "1h"))
+    proc = run(kubeconfig, "submit", "-f", spec, "-n", namespace, "-o", "json")
+    listed = json.loads(proc.stdout)  # exact JSON on stdout, nothing else
+    assert listed["apiVersion"] == "v1" and listed["kind"] == "List"
+    items = listed["items"]
+    pod = next(o for o in items if o["kind"] == "Pod")
+    assert {"Pod", "ConfigMap", "Service"} <= {o["kind"] for o in items}
+    for obj in items:  # as the API server returned them: uid, resourceVersion, owners
+        meta = obj["metadata"]
+        assert meta["uid"] and meta["resourceVersion"]
+        live = kube.get(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+        assert live["metadata"]["uid"] == meta["uid"]
+        if obj is not pod:
+            assert meta["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
+    assert "\x1b" not in proc.stdout and "submitted" in proc.stderr
+    as_yaml = yaml.safe_load(
+        run(kubeconfig, "submit", "-f", spec, "-n", namespace, "-o", "yaml").stdout
+    )
+    assert as_yaml["kind"] == "List" and as_yaml["items"][0]["metadata"]["uid"]
+    names = run(kubeconfig, "submit", "-f", spec, "-n", namespace, "-o", "name").stdout.split()
+    assert sum(n.startswith("pod/") for n in names) == 1 and "configmap/" in " ".join(names)
+    assert len(names) == len(items)
+    pods = len(kube.list("v1", "Pod", namespace))
+    refused = run(kubeconfig, "submit", "-f", spec, "-n", namespace, "-o", "wide", check=2)
+    assert "--output" in refused.stderr and len(kube.list("v1", "Pod", namespace)) == pods
+
+
 def test_wait_exit_code_for_a_failed_app(kubeconfig, namespace, tmp_path):
     name = run(
         kubeconfig, "submit", "-f", str(_spec(tmp_path, namespace, "1s", "Failed")), "-n", namespace
@@ -292,6 +321,12 @@ def test_ui_prints_ingress_address_or_port_forwards(kubeconfig, kube: Kube, name
         kubeconfig, "submit", "-f", str(_spec(tmp_path, namespace, "1h")), "-n", namespace
     ).stdout.strip()
     run(kubeconfig, "wait", name, "--for", "running", "-n", namespace, "--timeout", "60")
+    with socket.create_server(("127.0.0.1", 0)) as holder:  # another program holds the port
+        held = str(holder.getsockname()[1])
+        busy = run(kubeconfig, "ui", name, "-n", namespace, "--port", held, check=2, timeout=30)
+    assert busy.stdout == ""  # no URL of whatever holds the port
+    assert busy.stderr.count("\n") == 1 and "Traceback" not in busy.stderr
+    assert f"local port {held}" in busy.stderr and "--port" in busy.stderr
     env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
     proc = subprocess.Popen(
         [sys.executable, "-m", "sparkplane.cli", "ui", name, "-n", namespace, "--port", "0"],

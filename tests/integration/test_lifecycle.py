@@ -141,9 +141,9 @@ def test_events_are_in_time_order(sp: SparkPlane, namespace: str):
     submitted = sp.submit(_spec(namespace, run_for="1s"))
     sp.wait(submitted, timeout=60)
     events = wait_for(lambda: sp.events(submitted.name), timeout=30, what="events")
-    assert any(e["reason"] == "Scheduled" for e in events)
-    stamps = [e.get("lastTimestamp") or e.get("eventTime") or "" for e in events]
-    assert stamps == sorted(stamps)
+    assert any(e.reason == "Scheduled" for e in events)
+    stamps = [e.time for e in events]
+    assert None not in stamps and stamps == sorted(stamps)  # type: ignore[type-var]
 
 
 def test_kill_wait_leaves_nothing_behind(sp: SparkPlane, kube: Kube, namespace: str):

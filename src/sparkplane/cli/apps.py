@@ -9,8 +9,9 @@ prints one row (or one JSON object) per change.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +22,7 @@ from sparkplane.lifecycle.model import AppPhase, is_finished
 if TYPE_CHECKING:
     from sparkplane.client import SparkPlane
     from sparkplane.lifecycle.apps import App
+    from sparkplane.lifecycle.model import Event
 
 commands = typer.Typer()
 get_app = typer.Typer(help="Show resources (kubectl style).", no_args_is_help=True)
@@ -157,24 +159,24 @@ def describe(
 ) -> None:
     """Show one application in detail: state, driver, objects it owns, and its events."""
     info = client(kubeconfig, context, namespace).describe(name)
-    app, st = info["app"], info["app"]["state"]
+    app, st = info.app, info.app.state
     fields = [
-        ("Name", app["name"]),
-        ("Namespace", app["namespace"]),
-        ("Mode", app["mode"]),
-        ("App ID", app["appId"] or ""),
-        ("Driver", app["driverPod"] or ""),
-        ("Created", app["created"] or ""),
-        ("State", st["phase"]),
-        ("Reason", st["reason"] or ""),
-        ("Message", st["message"] or ""),
-        ("Preemptor", st["preemptor"] or ""),
-        ("Executors", ", ".join(f"{k}={v}" for k, v in st["executors"].items()) or "0"),
-        ("Objects", ", ".join(info["objects"]) or "<none>"),
+        ("Name", app.name),
+        ("Namespace", app.namespace),
+        ("Mode", app.mode.value),
+        ("App ID", app.app_id or ""),
+        ("Driver", app.driver_pod or ""),
+        ("Created", app.created.isoformat() if app.created else ""),
+        ("State", st.phase.value),
+        ("Reason", str(st.reason or "")),
+        ("Message", st.message or ""),
+        ("Preemptor", st.preemptor or ""),
+        ("Executors", ", ".join(f"{k}={v}" for k, v in st.executors.items()) or "0"),
+        ("Objects", ", ".join(info.objects) or "<none>"),
     ]
     write(table(["", ""], [[f"{k}:", str(v)] for k, v in fields], header=False))
     write("Events:")
-    write(events_table(info["events"]) if info["events"] else "  <none>")
+    write(events_table(info.events) if info.events else "  <none>")
 
 
 def wait_for_app(
@@ -219,19 +221,16 @@ def wait(
     wait_for_app(sp, name, sp.namespace, until, timeout)
 
 
-def events_table(evs: list[dict[str, Any]]) -> str:
-    from sparkplane.lifecycle.events import event_time
-
-    rows = []
-    for e in evs:
-        obj = e.get("involvedObject") or {}
-        rows.append(
-            [
-                event_time(e),
-                str(e.get("type", "")),
-                str(e.get("reason", "")),
-                f"{obj.get('kind', '')}/{obj.get('name', '')}",
-                str(e.get("message", "")),
-            ]
-        )
+def events_table(evs: Sequence[Event]) -> str:
+    """TIME TYPE REASON OBJECT MESSAGE, one row per event."""
+    rows = [
+        [
+            e.time.strftime("%Y-%m-%dT%H:%M:%SZ") if e.time else "",
+            e.type,
+            e.reason,
+            e.object,
+            e.message,
+        ]
+        for e in evs
+    ]
     return table(["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"], rows)

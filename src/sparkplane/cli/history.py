@@ -165,17 +165,14 @@ def _ready_pod(kube: Kube, namespace: str, wait: float) -> str:
 def forward(kube: Kube, namespace: str, pod: str, port: int, path: str) -> None:
     """Serve the History Server on 127.0.0.1:port; prints the URL, blocks until Ctrl-C."""
     from sparkplane.kube.portforward import forward as pf
+    from sparkplane.kube.portforward import listen
 
-    ready, bound = threading.Event(), list[int]()
+    server = listen(port)  # a taken port fails here (LocalPortError), before any URL
     thread = threading.Thread(
-        target=pf,
-        args=(kube, pod, namespace, history.PORT),
-        kwargs={"local_port": port, "ready": ready, "bound": bound},
-        daemon=True,
+        target=pf, args=(kube, pod, namespace, history.PORT, server), daemon=True
     )
     thread.start()
-    ready.wait(10)
-    url = f"http://127.0.0.1:{bound[0] if bound else port}{path}"
+    url = f"http://127.0.0.1:{server.getsockname()[1]}{path}"
     note(f"History Server: forwarding {url} -> {namespace}/{pod} (Ctrl-C to stop)")
     write(url)
     while thread.is_alive():

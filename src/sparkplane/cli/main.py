@@ -5,6 +5,12 @@ the command line) shows the traceback instead.
 Commands are registered by name with their one-line help (:data:`COMMANDS`), and their module is
 imported when that command runs, so ``sparkplane --help`` and ``sparkplane get apps`` do not
 import the operator, the staging server, rich or prometheus_client.
+
+Help is plain text for every command (:func:`_plain`: click's formatter, which wraps the help
+column and never cuts an option name, at any width). Shell completion (bash, zsh, fish) is
+offered by the root command only (``sparkplane --install-completion``): typer registers its
+shell classes when the root has completion on, and the lazy group loads a sub-command when a
+completion needs its options.
 """
 
 from __future__ import annotations
@@ -78,11 +84,25 @@ def _load(name: str) -> click.Command:
 
         single = typer.Typer()
         single.command("fetch")(fetch_command)
-        return typer.main.get_command(single)
+        return _plain(typer.main.get_command(single))
     obj = getattr(import_module(module), obj_name)
     command = typer.main.get_command(obj)
     if member and isinstance(command, typer.core.TyperGroup):
-        return command.commands[member]
+        command = command.commands[member]
+    return _plain(command)
+
+
+COMPLETION_PARAMS = frozenset({"install_completion", "show_completion"})
+
+
+def _plain(command: click.Command) -> click.Command:
+    """``command`` and its sub-commands with plain help (rich's option table cuts long option
+    names at 80 columns) and without completion options of their own (the root has them)."""
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None
+    command.params = [p for p in command.params if p.name not in COMPLETION_PARAMS]
+    for sub in getattr(command, "commands", {}).values():
+        _plain(sub)
     return command
 
 
@@ -111,7 +131,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: rich help would import every command
-    add_completion=False,
+    add_completion=True,  # --install-completion/--show-completion; registers typer's shells
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -53,7 +53,9 @@ def ui(
     wait_seconds: Annotated[
         float, typer.Option("--wait", help="Seconds to wait for the Ingress address.")
     ] = 0.0,
-    port: Annotated[int, typer.Option(help="Local port for the port-forward fallback.")] = 4040,
+    port: Annotated[
+        int, typer.Option(help="Local port for the port-forward fallback (0: any free one).")
+    ] = 4040,
     no_forward: Annotated[bool, typer.Option("--no-port-forward", help="Only print.")] = False,
     namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,
@@ -100,10 +102,10 @@ def events(
     """Every event of the application's objects, oldest first."""
     evs = client(kubeconfig, context, namespace).events(name)
     if output in (Output.yaml, Output.json):
-        dump(evs, output)
+        dump([dict(e.raw) for e in evs], output)  # the Event objects, as kubectl prints them
     elif output is Output.name:
         for e in evs:
-            write(f"event/{e['metadata']['name']}")
+            write(f"event/{e.name}")
     else:
         write(events_table(evs))
 

@@ -8,9 +8,10 @@ before the option parser sees it, so ``-n 5`` or ``-h`` after the jar reach the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from sparkplane.cli.console import Output, dump, note, progress, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
@@ -51,6 +52,16 @@ SubmissionId = Annotated[
     ),
 ]
 OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="yaml, json or name.")]
+SubmitOutput = Annotated[
+    Output | None,
+    typer.Option(
+        "-o",
+        "--output",
+        help="yaml or json: the objects created, as a List (kubectl create -o); name: "
+        "kind/name of each. Default: the application's name.",
+        show_default=False,
+    ),
+]
 StagingServer = Annotated[
     str | None,
     typer.Option(
@@ -80,6 +91,21 @@ StagingCa = Annotated[
 ]
 
 
+class SubmitCommand(typer.core.TyperCommand):
+    """``submit``/``render``: their help also lists the spark-submit flags they accept, from
+    the parser's own table (:func:`sparkplane.spec.submit_args.accepted_flags`)."""
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        from sparkplane.cli.argv import OWN_FLAGS, OWN_VALUE
+        from sparkplane.spec.submit_args import accepted_flags
+
+        own = OWN_VALUE | OWN_FLAGS  # -n/--namespace: listed above, as sparkplane's own
+        with formatter.section("spark-submit arguments (before the primary resource)"):
+            rows = [(f, t) for f, t in accepted_flags() if f.split()[0] not in own]
+            formatter.write_dl(rows)
+        super().format_epilog(ctx, formatter)
+
+
 def _client(
     kubeconfig: str | None, context: str | None, namespace: str | None, *, offline_ok: bool
 ) -> SparkPlane:
@@ -95,7 +121,7 @@ def _client(
         return SparkPlane.offline(namespace or "default")
 
 
-@commands.command(context_settings=EXTRA)
+@commands.command(context_settings=EXTRA, cls=SubmitCommand)
 def render(
     ctx: typer.Context,
     file: File = None,
@@ -128,7 +154,7 @@ def render(
         mode=mode,
         submission_id=submission_id,
         dry_run=True,
-        output=output if output is not Output.table else Output.yaml,
+        output=output if output not in (Output.table, Output.wide) else Output.yaml,
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,
@@ -137,7 +163,7 @@ def render(
     )
 
 
-@commands.command(context_settings=EXTRA)
+@commands.command(context_settings=EXTRA, cls=SubmitCommand)
 def submit(
     ctx: typer.Context,
     file: File = None,
@@ -158,7 +184,7 @@ def submit(
     ] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the app finishes.")] = False,
     timeout: Annotated[float | None, typer.Option(help="Seconds for --wait.")] = None,
-    output: OutputOpt = Output.yaml,
+    output: SubmitOutput = None,
     staging_server: StagingServer = None,
     staging_internal_server: StagingInternal = None,
     staging_ca_file: StagingCa = None,
@@ -169,8 +195,14 @@ def submit(
 
     Inputs: -f SPEC, --template DIR, or spark-submit arguments (the primary resource ends the
     options; what follows it is passed to the application)."""
+    from sparkplane.errors import Problem, ValidationError
     from sparkplane.lifecycle.ttl import parse_duration
 
+    if output in (Output.table, Output.wide):
+        raise ValidationError(
+            [Problem("--output", f"{output.value} does not apply here", "use yaml, json or name")],
+            subject="command line",
+        )
     sp = _client(kubeconfig, context, namespace, offline_ok=dry_run)
     source = sp.source(
         file,
@@ -202,7 +234,7 @@ def submit(
             for obj in objects:
                 write(f"{obj['kind'].lower()}/{obj['metadata']['name']}")
         else:
-            dump(objects, output if output is not Output.table else Output.yaml)
+            dump(objects, output or Output.yaml)
         return
     result = sp.submit(
         source,
@@ -220,7 +252,14 @@ def submit(
         f"{verb} {result.name} in {result.namespace} ({result.mode.value}); "
         f"created {', '.join(result.objects)}"
     )
-    write(result.name)
+    if output is None:
+        write(result.name)
+    elif output is Output.name:
+        for obj in result.created:
+            write(f"{obj['kind'].lower()}/{obj['metadata']['name']}")
+    else:  # as `kubectl create -o json|yaml`: the objects as the API server returned them
+        items = list(result.created)
+        dump({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}, output)
     if wait:
         from sparkplane.cli.apps import wait_for_app
 

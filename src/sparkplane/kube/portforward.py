@@ -6,6 +6,8 @@ Each local connection gets its own forwarding stream; bytes are pumped both ways
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import socket
 import tempfile
 import threading
@@ -15,6 +17,7 @@ from typing import Any
 from kubernetes.client import CoreV1Api
 from kubernetes.stream import portforward
 
+from sparkplane.errors import LocalPortError
 from sparkplane.kube.client import Kube
 
 
@@ -54,24 +57,30 @@ def open_stream(kube: Kube, pod: str, namespace: str, port: int) -> Any:
     return pf.socket(port)
 
 
+def listen(local_port: int = 0) -> socket.socket:
+    """A socket listening on ``127.0.0.1:local_port`` (0: any free port), bound in the
+    caller's thread so that a taken port is an error there, never in a worker thread."""
+    try:
+        server = socket.create_server(("127.0.0.1", local_port))
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            raise LocalPortError(local_port, os.strerror(exc.errno)) from exc
+        raise
+    server.settimeout(0.5)
+    return server
+
+
 def forward(
     kube: Kube,
     pod: str,
     namespace: str,
     port: int,
+    server: socket.socket,
     *,
-    local_port: int = 0,
-    ready: threading.Event | None = None,
     stop: threading.Event | None = None,
-    bound: list[int] | None = None,
 ) -> None:
-    """Serve ``127.0.0.1:local_port`` until ``stop`` is set (or forever)."""
-    server = socket.create_server(("127.0.0.1", local_port))
-    server.settimeout(0.5)
-    if bound is not None:
-        bound.append(server.getsockname()[1])
-    if ready is not None:
-        ready.set()
+    """Serve ``server`` (from :func:`listen`) until ``stop`` is set (or forever): each local
+    connection is pumped to ``port`` of ``pod``."""
     with server:
         while stop is None or not stop.is_set():
             try:

@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sparkplane.lifecycle.model import AppState
+from sparkplane.lifecycle.model import AppState, Event
 
 Obj = dict[str, Any]
 
@@ -46,7 +46,7 @@ KINDS: dict[Mode, Kind] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class App:
     """One application as observed: its owner object, driver and state."""
 
@@ -62,6 +62,16 @@ class App:
     @property
     def owner_kind(self) -> Kind:
         return KINDS[self.mode]
+
+    def __repr__(self) -> str:
+        """One short line (a notebook shows this, not the owner object with its managedFields:
+        that stays in ``owner``)."""
+        st = self.state
+        reason = f", reason={str(st.reason)!r}" if st.reason else ""
+        return (
+            f"App(name={self.name!r}, namespace={self.namespace!r}, mode={self.mode.value!r}, "
+            f"phase={st.phase.value!r}{reason})"
+        )
 
     def summary(self) -> dict[str, Any]:
         """A JSON-friendly dict (for ``-o json|yaml``)."""
@@ -82,6 +92,24 @@ class App:
                 "since": st.since.isoformat() if st.since else None,
                 "operatorState": st.raw_state,
             },
+        }
+
+
+@dataclass(frozen=True)
+class Description:
+    """What ``sparkplane describe`` prints: the app (name, namespace, mode, app id, driver,
+    created, state), the objects it owns (``Kind/name``) and its events, oldest first."""
+
+    app: App
+    objects: tuple[str, ...]
+    events: tuple[Event, ...]
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-friendly dict (the app's summary, the objects, the raw events)."""
+        return {
+            **self.app.summary(),
+            "objects": list(self.objects),
+            "events": [dict(e.raw) for e in self.events],
         }
 
 

@@ -1,27 +1,18 @@
-"""Every event of an application's objects, in time order (what ``sparkplane events`` shows),
-and :func:`describe` (``sparkplane describe``: summary, owned objects, events)."""
+"""Every event of an application's objects, in time order (what ``sparkplane events`` shows:
+:class:`~sparkplane.lifecycle.model.Event` each), and :func:`describe` (``sparkplane describe``:
+a :class:`~sparkplane.lifecycle.apps.Description`)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.apps import App
+from sparkplane.lifecycle.apps import App, Description
+from sparkplane.lifecycle.model import Event
 
 Obj = dict[str, Any]
-
-
-def event_time(event: Obj) -> str:
-    """The best timestamp of an event (RFC 3339 strings sort chronologically)."""
-    series = event.get("series") or {}
-    return str(
-        event.get("lastTimestamp")
-        or series.get("lastObservedTime")
-        or event.get("eventTime")
-        or event.get("firstTimestamp")
-        or event.get("metadata", {}).get("creationTimestamp")
-        or ""
-    )
+_EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
 def app_object_names(kube: Kube, app: App) -> set[str]:
@@ -39,7 +30,7 @@ def app_object_names(kube: Kube, app: App) -> set[str]:
     return names
 
 
-def app_events(kube: Kube, app: App) -> list[Obj]:
+def app_events(kube: Kube, app: App) -> list[Event]:
     """Events whose involved object belongs to ``app``, oldest first."""
     names = app_object_names(kube, app)
     events = [
@@ -47,16 +38,13 @@ def app_events(kube: Kube, app: App) -> list[Obj]:
         for e in kube.list("v1", "Event", app.namespace)
         if (e.get("involvedObject") or {}).get("name") in names
     ]
-    return sorted(events, key=event_time)
+    return sorted((Event.from_api(e) for e in events), key=lambda e: e.time or _EPOCH)
 
 
-def describe(kube: Kube, app: App) -> dict[str, Any]:
-    """The app's summary, the objects it owns (that this identity may list) and its events."""
+def describe(kube: Kube, app: App) -> Description:
+    """The app, the objects it owns (that this identity may list) and its events."""
     from sparkplane.lifecycle.kill import remaining_objects
 
     uid = app.owner.get("metadata", {}).get("uid", "")
-    return {
-        "app": app.summary(),
-        "objects": remaining_objects(kube, app.namespace, {uid}) if uid else [],
-        "events": app_events(kube, app),
-    }
+    owned = remaining_objects(kube, app.namespace, {uid}) if uid else []
+    return Description(app=app, objects=tuple(owned), events=tuple(app_events(kube, app)))

@@ -1,6 +1,7 @@
 """The application state model shared by both submission modes: phase, reason, counts.
 
-Owns :class:`AppPhase`, :class:`Reason` and :class:`AppState`. Imported by the classifiers
+Owns :class:`AppPhase`, :class:`Reason`, :class:`AppState` and :class:`Event` (one event of an
+application's objects, as ``events()``/``describe()`` return it). Imported by the classifiers
 (``lifecycle.state``, ``lifecycle.crstate``) and, through ``lifecycle.state``, by the lifecycle
 shell and the CLI. Pure data: no Kubernetes access, no I/O.
 """
@@ -11,8 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from sparkplane.lifecycle.pods import Obj, status
+from sparkplane.lifecycle.pods import Obj, event_time, status
 
 
 class AppPhase(StrEnum):
@@ -104,3 +106,34 @@ def count_executors(pods: Iterable[Obj]) -> dict[str, int]:
         if key in counts:
             counts[key] += 1
     return counts
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of an application's objects: what ``sparkplane events`` prints. ``raw`` is
+    the Event object as the API server returned it (not shown, not compared)."""
+
+    time: datetime | None
+    type: str  # Normal or Warning
+    reason: str
+    object: str  # Kind/name of the object it is about
+    message: str
+    count: int = 1
+    name: str = ""  # the Event object's own name
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, event: Mapping[str, Any]) -> Event:
+        """An Event from a ``v1`` Event object."""
+        obj = event.get("involvedObject") or {}
+        series = event.get("series") or {}
+        return cls(
+            time=event_time(event),
+            type=str(event.get("type") or ""),
+            reason=str(event.get("reason") or ""),
+            object=f"{obj.get('kind', '')}/{obj.get('name', '')}",
+            message=str(event.get("message") or ""),
+            count=int(series.get("count") or event.get("count") or 1),
+            name=str((event.get("metadata") or {}).get("name") or ""),
+            raw=event,
+        )

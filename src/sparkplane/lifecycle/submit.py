@@ -54,6 +54,9 @@ class Submitted:
     objects: list[str] = field(default_factory=list)
     existing: bool = False  # True when a submission id matched an earlier submission
     completed: tuple[str, ...] = ()  # what a retry added to a half-made earlier submission
+    # the objects as the API server returned them (created, or found: an earlier submission's
+    # owner), for ``submit -o json|yaml``; not shown in the repr
+    created: tuple[Obj, ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,7 @@ def submit_objects(
         app_id=app_id or labels.get("spark-app-selector"),
         driver_pod=pod["metadata"]["name"],
         objects=[f"{o['kind']}/{o['metadata']['name']}" for o in created.objects],
+        created=tuple(created.objects),
     )
 
 
@@ -201,19 +205,19 @@ def check_ownable(kube: Kube, dependents: list[Obj], namespace: str) -> None:
         raise ValidationError(problems, subject="application objects")
 
 
-def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> bool:
-    """Create a custom resource; True if the same submission (same submission-id label)
-    already made it. Any other AlreadyExists is raised: a name taken by something else."""
+def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> tuple[bool, Obj]:
+    """Create a custom resource: (False, the object created), or (True, the object found) if
+    the same submission (same submission-id label) already made it. Any other AlreadyExists is
+    raised: a name taken by something else."""
     meta = cr["metadata"]
     try:
-        kube.create(cr, namespace)
-        return False
+        return False, kube.create(cr, namespace)
     except AlreadyExistsError:
         current = kube.get(cr["apiVersion"], cr["kind"], meta["name"], namespace)
         wanted = meta.get("labels", {}).get(SUBMISSION_LABEL)
         if not wanted or current["metadata"].get("labels", {}).get(SUBMISSION_LABEL) != wanted:
             raise
-        return True
+        return True, current
 
 
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
@@ -240,7 +244,7 @@ def create_custom_resource(
     meta = labelled(cr, opts)["metadata"]
     namespace = meta.get("namespace") or "default"
     meta["namespace"] = namespace
-    existing = create_resource_once(kube, cr, namespace)
+    existing, made = create_resource_once(kube, cr, namespace)
     kind = "SparkApplication" if mode is Mode.APACHE else "SparkApplication.sparkoperator.k8s.io"
     return Submitted(
         name=meta["name"],
@@ -250,6 +254,7 @@ def create_custom_resource(
         driver_pod=None,
         objects=[f"{kind}/{meta['name']}"],
         existing=existing,
+        created=(made,),
     )
 
 
@@ -295,6 +300,7 @@ def _same_submission(
         objects=[f"Pod/{meta['name']}"],
         existing=True,
         completed=tuple(resumed.added),
+        created=(current,),
     )
 
 

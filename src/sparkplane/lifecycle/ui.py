@@ -73,22 +73,19 @@ def forward_ui(
     local_port: int = UI_PORT,
     on_ready: Callable[[str], None] = lambda _: None,
 ) -> None:
-    """Forward ``local_port`` to the driver pod's UI port until interrupted; ``on_ready`` gets
-    the local URL once listening."""
+    """Forward ``local_port`` (0: any free port) to the driver pod's UI port until interrupted;
+    ``on_ready`` gets the local URL once listening. A taken port raises
+    :class:`~sparkplane.errors.LocalPortError` before anything is printed."""
     from sparkplane.errors import AppNotFoundError
-    from sparkplane.kube.portforward import forward
+    from sparkplane.kube.portforward import forward, listen
 
     if not address.pod:
         raise AppNotFoundError("no driver pod to port-forward to")
-    ready, bound = threading.Event(), list[int]()
+    server = listen(local_port)  # a taken port fails here: LocalPortError, nothing printed
     thread = threading.Thread(
-        target=forward,
-        args=(kube, address.pod, namespace, address.port),
-        kwargs={"local_port": local_port, "ready": ready, "bound": bound},
-        daemon=True,
+        target=forward, args=(kube, address.pod, namespace, address.port, server), daemon=True
     )
     thread.start()
-    ready.wait(10)
-    on_ready(f"http://127.0.0.1:{bound[0] if bound else local_port}")
+    on_ready(f"http://127.0.0.1:{server.getsockname()[1]}")
     while thread.is_alive():
         thread.join(1)

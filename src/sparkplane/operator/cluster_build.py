@@ -37,11 +37,12 @@ from typing import Any
 
 from sparkplane.operator.cluster_spec import MasterSpec, SparkClusterSpec
 from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL, label_value
+from sparkplane.spec.conf import SPARK_VERSION, versioned_image, with_spark_version
 
 Obj = dict[str, Any]
 IMAGE_KEY = "spark.kubernetes.container.image"
 SCHEDULER_KEY = "spark.kubernetes.scheduler.name"
-DEFAULT_IMAGE = "apache/spark:{{SPARK_VERSION}}"
+DEFAULT_IMAGE = f"apache/spark:{SPARK_VERSION}"
 PORTS = {"master": (("web", 8080), ("spark", 7077), ("rest", 6066)), "worker": (("web", 8081),)}
 OPTS_ENV = {"master": "SPARK_MASTER_OPTS", "worker": "SPARK_WORKER_OPTS"}
 
@@ -50,8 +51,7 @@ def cluster_conf(spec: SparkClusterSpec, namespace: str) -> dict[str, str]:
     """The effective SparkConf of the cluster's daemons."""
     version = spec.runtime_versions.spark_version
     conf = {"spark.shuffle.service.enabled": "true"}
-    for key, value in spec.spark_conf.items():
-        conf[key] = value.replace("{{SPARK_VERSION}}", version) if key == IMAGE_KEY else value
+    conf.update(with_spark_version(spec.spark_conf, version))
     conf["spark.kubernetes.namespace"] = namespace
     return conf
 
@@ -152,7 +152,7 @@ def role_objects(
     part: MasterSpec = spec.master_spec if role == "master" else spec.worker_spec
     conf = cluster_conf(spec, namespace)
     version = spec.runtime_versions.spark_version
-    image = conf.get(IMAGE_KEY) or DEFAULT_IMAGE.replace("{{SPARK_VERSION}}", version)
+    image = conf.get(IMAGE_KEY) or versioned_image(DEFAULT_IMAGE, version)
     labels = {**base_labels, "spark-role": role}
     selector = {CLUSTER_NAME_LABEL: base_labels[CLUSTER_NAME_LABEL], "spark-role": role}
     service_spec = copy.deepcopy(part.service_spec or {})

@@ -26,7 +26,7 @@ from typing import Any
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.render import RenderContext, render
 from sparkplane.spec import SparkApp, collect_problems, load_manifest
-from sparkplane.spec.conf import K8S
+from sparkplane.spec.conf import K8S, is_image_key, with_spark_version
 
 from .naming import OperatorIds, attempt_of, operator_labels
 
@@ -103,9 +103,9 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
     conf = dict(spec.get("sparkConf") or {})
     conf[f"{K8S}.namespace"] = str(meta.get("namespace") or "default")
     version = str((spec.get("runtimeVersions") or {}).get("sparkVersion") or "")
-    for key in [k for k in conf if k.startswith(f"{K8S}.") and k.endswith("container.image")]:
-        if version:  # as Apache's submission worker, before the image is checked
-            conf[key] = str(conf[key]).replace("{{SPARK_VERSION}}", version)
+    # as Apache's submission worker, before the image is checked (one rule for every mode)
+    images = {k: str(v) for k, v in conf.items() if is_image_key(k)}
+    conf.update(with_spark_version(images, version))
     problems: list[Problem] = []
     for role in ROLES:
         path = conf.pop(template_file_key(role), None)

@@ -16,7 +16,14 @@ from datetime import datetime
 from typing import Any
 
 from sparkplane.errors import Problem
-from sparkplane.spec.conf import K8S, MainResource, app_name, main_resource, mapped_conf
+from sparkplane.spec.conf import (
+    K8S,
+    MainResource,
+    app_name,
+    main_resource,
+    mapped_conf,
+    with_spark_version,
+)
 from sparkplane.spec.conf import split_list as _split
 from sparkplane.spec.conf_keys import with_prefix
 from sparkplane.spec.models import SparkApp
@@ -142,10 +149,7 @@ def _spark_version(app: SparkApp) -> str | None:
 def _effective_conf(
     app: SparkApp, main: MainResource, ctx: RenderContext, version: str | None
 ) -> dict[str, str]:
-    conf = mapped_conf(app)
-    if version:
-        for key in [k for k in conf if k.endswith("container.image")]:
-            conf[key] = conf[key].replace("{{SPARK_VERSION}}", version)
+    conf = with_spark_version(mapped_conf(app), version)
     conf.setdefault("spark.app.name", app_name(app))
     conf["spark.master"] = ctx.master
     conf["spark.submit.deployMode"] = "cluster"

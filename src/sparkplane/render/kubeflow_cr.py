@@ -17,7 +17,7 @@ from typing import Any
 
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.render.conf import UNKNOWN_VERSION, _spark_version
-from sparkplane.spec.conf import K8S, main_resource, mapped_conf
+from sparkplane.spec.conf import K8S, main_resource, mapped_conf, with_spark_version
 from sparkplane.spec.models import SparkApp
 
 API_VERSION = "sparkoperator.k8s.io/v1beta2"
@@ -98,9 +98,9 @@ def render_kubeflow_cr(app: SparkApp) -> dict[str, Any]:
             )
     if problems or version is None or main is None or main.resource is None:
         raise ValidationError(problems, subject=f"Kubeflow SparkApplication {app.name!r}")
-    conf = mapped_conf(app)
+    conf = with_spark_version(mapped_conf(app), version)  # Kubeflow does not replace it
     conf.pop(f"{K8S}.namespace", None)
-    conf.pop(f"{K8S}.container.image", None)
+    image = conf.pop(f"{K8S}.container.image", None)  # spec.image or sparkConf's
     body: dict[str, Any] = {
         "type": _TYPES.get(str(main.type), "Scala"),
         "mode": "cluster",
@@ -111,8 +111,8 @@ def render_kubeflow_cr(app: SparkApp) -> dict[str, Any]:
     }
     if main.type == "java":
         body["mainClass"] = main.main_class
-    if spec.image:
-        body["image"] = spec.image
+    if image:
+        body["image"] = image
     if spec.image_pull_policy:
         body["imagePullPolicy"] = spec.image_pull_policy
     if spec.image_pull_secrets:

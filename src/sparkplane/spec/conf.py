@@ -11,6 +11,7 @@ Called by the validator, the renderers and the operator-CR renderer. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -134,6 +135,34 @@ def mapped_conf(app: SparkApp) -> dict[str, str]:
     for entry in typed_conf_entries(app):
         conf[entry.key] = entry.value
     return conf
+
+
+SPARK_VERSION = "{{SPARK_VERSION}}"
+
+
+def is_image_key(key: str) -> bool:
+    """``spark.kubernetes.[driver.|executor.]container.image``: where ``{{SPARK_VERSION}}``
+    is replaced."""
+    return key.startswith(f"{K8S}.") and key.endswith("container.image")
+
+
+def with_spark_version(conf: Mapping[str, str], version: str | None) -> dict[str, str]:
+    """``conf`` with ``{{SPARK_VERSION}}`` in its image keys replaced by ``version`` (left as
+    is without one), as Apache's operator does with ``runtimeVersions.sparkVersion`` before it
+    submits (and Spark 4.1's KubernetesConf with its own version). The one rule of every mode:
+    native rendering, the validator, the operator's driver and cluster builders, Kubeflow."""
+    return {k: versioned_image(v, version) if is_image_key(k) else v for k, v in conf.items()}
+
+
+def versioned_image(image: str, version: str | None) -> str:
+    """``image`` with ``{{SPARK_VERSION}}`` replaced by ``version`` (unchanged without one)."""
+    return image.replace(SPARK_VERSION, version) if version else image
+
+
+def runtime_spark_version(app: SparkApp) -> str | None:
+    """``spec.runtimeVersions.sparkVersion``: what ``{{SPARK_VERSION}}`` stands for."""
+    runtime = app.spec.runtime_versions
+    return runtime.spark_version if runtime is not None and runtime.spark_version else None
 
 
 def app_name(app: SparkApp) -> str:

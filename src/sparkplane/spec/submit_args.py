@@ -47,35 +47,44 @@ CONF_FLAGS: dict[str, str] = {
     "--executor-cores": "spark.executor.cores",
     "--num-executors": "spark.executor.instances",
 }
-# Native extras taking key=value pairs, by spec field.
-PAIR_FLAGS = {
-    "--label": "labels",
-    "--annotation": "annotations",
-    "--node-selector": "node_selector",
-    "--env": "env",
-    "--secret": "secret_mounts",
-    "--secret-env": "secret_env",
+# Native extras taking key=value pairs: flag -> (spec field, value, what the pair is)
+PAIR_FLAGS: dict[str, tuple[str, str, str]] = {
+    "--label": ("labels", "KEY=VALUE", "a label of the driver and executor pods"),
+    "--annotation": ("annotations", "KEY=VALUE", "an annotation of the pods"),
+    "--node-selector": ("node_selector", "KEY=VALUE", "a node selector of the pods"),
+    "--env": ("env", "NAME=VALUE", "an environment variable of the pods"),
+    "--secret": ("secret_mounts", "SECRET=PATH", "mount a Secret in the pods"),
+    "--secret-env": ("secret_env", "NAME=SECRET:KEY", "an environment variable from a Secret"),
 }
-VALUE_FLAGS = {
-    "--class",
-    "--conf",
-    "-c",
-    "--master",
-    "--deploy-mode",
-    "--proxy-user",
-    "--image",
-    "--namespace",
-    "--service-account",
-    "--priority-class",
-    "--image-pull-policy",
-    "--spark-version",
-    *CONF_FLAGS,
-    *PAIR_FLAGS,
+# The other flags taking a value: flag -> (value, what it does)
+OTHER_VALUE_FLAGS: dict[str, tuple[str, str]] = {
+    "--class": ("CLASS", "the main class of a JVM application"),
+    "--conf": ("KEY=VALUE", "a Spark property (repeatable)"),
+    "-c": ("KEY=VALUE", "same as --conf"),
+    "--master": ("k8s://URL", "the cluster (default: the kubeconfig's); only k8s:// masters"),
+    "--deploy-mode": ("cluster", "client is refused: a driver pod is always created"),
+    "--proxy-user": ("USER", "the user the application runs as"),
+    "--image": ("IMAGE", "the image of the driver and executors (spec.image)"),
+    "--namespace": ("NS", "the namespace of the application"),
+    "--service-account": ("SA", "the driver's service account"),
+    "--priority-class": ("NAME", "the PriorityClass of the pods"),
+    "--image-pull-policy": ("POLICY", "Always, IfNotPresent or Never"),
+    "--spark-version": ("VERSION", "runtimeVersions.sparkVersion ({{SPARK_VERSION}} in images)"),
+    "--properties-file": ("FILE", "spark.* defaults; --conf and the flags win"),
 }
-
-
-FLAG_ONLY = {"--verbose", "-v"}
+FLAG_ONLY = {"--verbose": "print the master, namespace and parsed spec", "-v": "same as --verbose"}
 NOT_SPEC = {"--master", "--properties-file"}
+# what the spec parser reads (the properties file is read before it, by the use-case layer)
+VALUE_FLAGS = {*OTHER_VALUE_FLAGS, *CONF_FLAGS, *PAIR_FLAGS} - {"--properties-file"}
+
+
+def accepted_flags() -> list[tuple[str, str]]:
+    """Every spark-submit flag accepted (with its value) and what it does, for the help of
+    ``sparkplane submit``/``render``: generated from the tables the parser uses."""
+    rows = [(f"{flag} {value}", text) for flag, (value, text) in OTHER_VALUE_FLAGS.items()]
+    rows += [(f"{flag} VALUE", f"sets {key}") for flag, key in CONF_FLAGS.items()]
+    rows += [(f"{flag} {v}", f"{text} (repeatable)") for flag, (_, v, text) in PAIR_FLAGS.items()]
+    return rows + list(FLAG_ONLY.items())
 
 
 @dataclass(frozen=True)
@@ -170,7 +179,7 @@ class _Parsed:
     def __init__(self) -> None:
         self.values: dict[str, str] = {}
         self.conf: dict[str, str] = {}
-        self.pairs: dict[str, dict[str, str]] = {field: {} for field in PAIR_FLAGS.values()}
+        self.pairs: dict[str, dict[str, str]] = {f: {} for f, _, _ in PAIR_FLAGS.values()}
         self.resource: str | None = None
         self.app_args: list[str] = []
         self.problems: list[Problem] = []
@@ -273,7 +282,7 @@ def _store(out: _Parsed, flag: str, value: str) -> None:
         if not sep or not key:
             out.problems.append(Problem(flag, f"{value!r} is not in the form key=value"))
         elif flag in PAIR_FLAGS:
-            out.pairs[PAIR_FLAGS[flag]][key] = val
+            out.pairs[PAIR_FLAGS[flag][0]][key] = val
         else:
             out.conf[key] = val
     else:

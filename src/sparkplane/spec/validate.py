@@ -15,11 +15,14 @@ from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec import conf_keys, limits
 from sparkplane.spec.conf import (
     K8S,
+    SPARK_VERSION,
     app_name,
     main_resource,
     mapped_conf,
+    runtime_spark_version,
     split_list,
     typed_conf_entries,
+    with_spark_version,
 )
 from sparkplane.spec.models import PYTHON_RUNNER, SparkApp
 from sparkplane.spec.naming import (
@@ -93,7 +96,7 @@ def collect_problems(app: SparkApp) -> list[Problem]:
     conf = mapped_conf(app)
     _check_conflicts(app, out)
     _check_main(app, out)
-    _check_image(conf, out)
+    _check_image(conf, runtime_spark_version(app), out)
     _check_quantities(conf, out)
     _check_forbidden(app, conf, out)
     _check_names(app, conf, out)
@@ -170,14 +173,21 @@ def _check_main(app: SparkApp, out: _Collector) -> None:
                 )
 
 
-def _check_image(conf: Mapping[str, str], out: _Collector) -> None:
+def _check_image(conf: Mapping[str, str], version: str | None, out: _Collector) -> None:
+    resolved = with_spark_version(conf, version)  # {{SPARK_VERSION}}: as every mode does
     for key in (
         f"{K8S}.container.image",
         f"{K8S}.driver.container.image",
         f"{K8S}.executor.container.image",
     ):
-        if key in conf:
-            why = limits.image_problem(conf[key])
+        if key in resolved and SPARK_VERSION in resolved[key]:
+            out.add(
+                out.path_of(key),
+                f"{conf[key]!r} uses {SPARK_VERSION} but the Spark version is not given",
+                "set spec.runtimeVersions.sparkVersion (spark-submit arguments: --spark-version)",
+            )
+        elif key in resolved:
+            why = limits.image_problem(resolved[key])
             if why:
                 out.add(out.path_of(key), why, limits.IMAGE_HINT)
     base = conf.get(f"{K8S}.container.image")
