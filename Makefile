@@ -4,18 +4,36 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy
+.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy lock
 
 # REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
 REALNODE ?= 1
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Installs come only from the lock: requirements/dev.lock pins every package of the CLI, the images
+# (they copy this venv's packages) and the dev tools, pip/setuptools/wheel included, with sha256s
+# that pip checks. It is made by `uv pip compile` (a plain requirements file pip installs; uv.lock
+# would need uv to install). A new lock makes a fresh venv (nothing stale stays); pyproject.toml
+# edits only re-install sparkplane itself, without dependencies or an isolated build env.
+LOCK       := requirements/dev.lock
+LOCK_STAMP := $(VENV)/.lock-stamp
+UPGRADE    ?= 0
+
+$(LOCK_STAMP): $(LOCK)
+	$(PYTHON) -m venv --clear $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	touch $(LOCK_STAMP)
+
+$(STAMP): $(LOCK_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## lock: re-resolve the lock from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest)
+lock: $(LOCK_STAMP)
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra dev --universal \
+	  --python-version 3.11 --generate-hashes --custom-compile-command 'make lock' \
+	  $(if $(filter 1,$(UPGRADE)),--upgrade) -o $(LOCK)
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)
