@@ -29,11 +29,14 @@ $(STAMP): $(LOCK_STAMP) pyproject.toml
 
 install: $(STAMP)
 
-## lock: re-resolve the lock from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest)
+## lock: re-resolve the lock from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest);
+## an unchanged lock is left untouched (its time too, so the venv is not rebuilt)
 lock: $(LOCK_STAMP)
+	cp $(LOCK) $(LOCK).new
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra dev --universal \
 	  --python-version 3.11 --generate-hashes --custom-compile-command 'make lock' \
-	  $(if $(filter 1,$(UPGRADE)),--upgrade) -o $(LOCK)
+	  $(if $(filter 1,$(UPGRADE)),--upgrade) --quiet -o $(LOCK).new
+	if cmp -s $(LOCK).new $(LOCK); then rm $(LOCK).new; else mv $(LOCK).new $(LOCK); fi
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)
