@@ -1,10 +1,11 @@
 """requirements/dev.lock and pyproject.toml agree, and what the images copy is what is locked.
 
-The lock (``make lock``: ``uv pip compile`` with hashes) is what ``make install`` installs; the
-sparkplane image copies this venv's runtime packages and the Spark image the pyspark wheel's
-files. These tests read the files themselves (no network, no resolver): every requirement of
-pyproject.toml (runtime, the ``dev`` extra, the build system) is locked at a version its range
-admits, every locked package is there for a reason, and the installed packages are the locked ones.
+The lock (``make lock``: ``uv pip compile`` with hashes) is what ``make install`` installs
+(``build.lock``, its part that builds, first); the sparkplane image copies this venv's runtime
+packages and the Spark image the pyspark wheel's files. These tests read the files themselves
+(no network, no resolver): every requirement of pyproject.toml (runtime, the ``dev`` extra, the
+build system) is locked at a version its range admits, every locked package is there for a
+reason, and the installed packages are the locked ones.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sparkplane.devcluster.images import project
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements" / "dev.lock"
 BUILD_IN = ROOT / "requirements" / "build.in"
+BUILD_LOCK = ROOT / "requirements" / "build.lock"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FROM_PYPROJECT = "sparkplane (pyproject.toml)"
 FROM_BUILD_IN = "-r requirements/build.in"
@@ -148,6 +150,19 @@ def test_build_in_holds_the_build_system() -> None:
         assert canonicalize_name(req.name) in build_in, (
             f"{req} of [build-system] is missing from requirements/build.in: `make install` "
             "builds sparkplane without an isolated build env, from the lock only"
+        )
+
+
+def test_build_lock_is_the_part_of_the_lock_that_builds() -> None:
+    # `make install` installs it first, then builds pyspark's sdist and sparkplane with it
+    build = read_lock(BUILD_LOCK.read_text())
+    for req in declared()["requirements/build.in"]:
+        assert canonicalize_name(req.name) in build, f"{req} is not in {BUILD_LOCK.name}"
+    for name, pin in build.items():
+        same = PINS.get(name)
+        assert same is not None, f"{name} is in {BUILD_LOCK.name}, not in {LOCK.name}: {REFRESH}"
+        assert (pin.version, sorted(pin.hashes)) == (same.version, sorted(same.hashes)), (
+            f"{name}: {BUILD_LOCK.name} has {pin.version}, {LOCK.name} {same.version}: {REFRESH}"
         )
 
 
