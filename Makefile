@@ -4,18 +4,47 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy
+.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy lock
 
 # REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
 REALNODE ?= 1
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Installs come only from the lock: requirements/dev.lock pins every package of the CLI, the images
+# (they copy this venv's packages) and the dev tools, pip/setuptools/wheel included, with sha256s
+# that pip checks. It is made by `uv pip compile` (a plain requirements file pip installs; uv.lock
+# would need uv to install). build.lock is its subset that builds: installed first, so that
+# pyspark (an sdist) and sparkplane build without an isolated env, which would fetch an unpinned
+# setuptools. A new lock makes a fresh venv (nothing stale stays); pyproject.toml edits only
+# re-install sparkplane itself.
+LOCK       := requirements/dev.lock
+BUILD_LOCK := requirements/build.lock
+LOCK_STAMP := $(VENV)/.lock-stamp
+UPGRADE    ?= 0
+
+$(LOCK_STAMP): $(LOCK) $(BUILD_LOCK)
+	$(PYTHON) -m venv --clear $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(BUILD_LOCK)
+	$(BIN)/python -m pip install --quiet --require-hashes --no-build-isolation -r $(LOCK)
+	touch $(LOCK_STAMP)
+
+$(STAMP): $(LOCK_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## lock: re-resolve the locks from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest);
+## an unchanged lock is left untouched (its time too, so the venv is not rebuilt)
+COMPILE = $(BIN)/uv pip compile --universal --python-version 3.11 --generate-hashes \
+	  --custom-compile-command 'make lock' --quiet
+KEEP_IF_SAME = if cmp -s $(1).new $(1); then rm $(1).new; else mv $(1).new $(1); fi
+lock: $(LOCK_STAMP)
+	cp $(LOCK) $(LOCK).new
+	$(COMPILE) pyproject.toml requirements/build.in --extra dev \
+	  $(if $(filter 1,$(UPGRADE)),--upgrade) -o $(LOCK).new
+	$(call KEEP_IF_SAME,$(LOCK))
+	$(COMPILE) requirements/build.in -c $(LOCK) -o $(BUILD_LOCK).new
+	$(call KEEP_IF_SAME,$(BUILD_LOCK))
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)

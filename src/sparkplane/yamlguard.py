@@ -3,8 +3,9 @@
 Owns :class:`Limits` (size, nesting depth, aliases and what they expand to), the refusal of
 duplicate keys and of tags beyond plain YAML (``!!python/...``, ``!!set``, local ``!tags``) and
 :class:`YamlLimitError`. :func:`check` walks the event stream (libyaml's parser when installed,
-else PyYAML's) and counts, for every alias, the nodes its anchor expands to: a "billion laughs"
-is refused after a few hundred events, before any node or Python object exists. Called by
+else PyYAML's; libyaml's own depth limit gets the same message) and counts, for every alias,
+the nodes its anchor expands to: a "billion laughs" is refused after a few hundred events,
+before any node or Python object exists. Called by
 :mod:`sparkplane.yamlio` (every user YAML) and :mod:`sparkplane.templates.substitute`. Pure.
 """
 
@@ -51,6 +52,13 @@ class YamlLimitError(yaml.MarkedYAMLError):
 #: libyaml's parser when installed (about 50x faster), else PyYAML's; same events either way.
 FastLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+LIBYAML_DEPTH = 1000
+"""libyaml 0.2.6 (in PyYAML 6.0.4's wheels) refuses nesting past 1000 levels with its own
+"exceeded maximum nesting depth". In flow (``[[[...``) its scanner reads ahead and stops there
+before the first events reach :class:`_Checker`, so that error, raised where libyaml stopped,
+is given the guard's message: past 1000 levels is past :attr:`Limits.max_depth` too. (Parsing
+again with PyYAML's own parser would find the exact line, at some 70 KB/s: 30 s for 2 MiB.)"""
+
 
 def check(text: str, limits: Limits = LIMITS) -> None:
     """Enforce :class:`Limits` and the no-duplicates/no-tags rules on the parser's events,
@@ -63,7 +71,20 @@ def check(text: str, limits: Limits = LIMITS) -> None:
             None,
             "Kubernetes stores no object over about 1.5 MiB: move data out or split the file",
         )
-    _Checker(limits).run(yaml.parse(text, Loader=FastLoader))
+    try:
+        _Checker(limits).run(yaml.parse(text, Loader=FastLoader))
+    except yaml.MarkedYAMLError as exc:  # a YamlLimitError too: re-raised as it is
+        if "maximum nesting depth" in (exc.problem or "") and limits.max_depth < LIBYAML_DEPTH:
+            raise _too_deep(limits, exc.problem_mark) from None
+        raise
+
+
+def _too_deep(limits: Limits, mark: Any) -> YamlLimitError:
+    return YamlLimitError(
+        f"nested more than {limits.max_depth} levels deep",
+        mark,
+        "Kubernetes objects nest far less; check for runaway brackets or indentation",
+    )
 
 
 class _Frame:
@@ -107,12 +128,7 @@ class _Checker:
                 self._node(event)
                 self._key(event, None)
                 if len(self.stack) >= self.limits.max_depth:
-                    raise YamlLimitError(
-                        f"nested more than {self.limits.max_depth} levels deep",
-                        event.start_mark,
-                        "Kubernetes objects nest far less; check for runaway brackets or "
-                        "indentation",
-                    )
+                    raise _too_deep(self.limits, event.start_mark)
                 mapping = isinstance(event, yaml.MappingStartEvent)
                 self.stack.append(_Frame(mapping, event.anchor, self.expanded - 1))
             elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):

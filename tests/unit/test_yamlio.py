@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
-from sparkplane import yamlio
+from sparkplane import yamlguard, yamlio
 from sparkplane.errors import ValidationError
 from sparkplane.templates import render_yaml
 
@@ -46,10 +47,66 @@ CLASSES = {
 }
 
 
+LOADERS = {"libyaml": "CSafeLoader", "pure-python": "SafeLoader"}
+
+
+@pytest.fixture(params=list(LOADERS))
+def loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test with libyaml's parser (the default when installed) and with PyYAML's own."""
+    name = LOADERS[request.param]
+    # the lock's PyYAML wheels bundle libyaml: its absence is a broken install, not a skip
+    assert hasattr(yaml, name), f"PyYAML {yaml.__version__} has no {name}"
+    monkeypatch.setattr(yamlguard, "FastLoader", getattr(yaml, name))
+    monkeypatch.setattr(yamlio, "FastLoader", getattr(yaml, name))
+    return str(request.param)
+
+
 @pytest.mark.parametrize("name", list(CLASSES))
-def test_each_class_is_one_message(name: str) -> None:
+def test_each_class_is_one_message(name: str, loader: str) -> None:
     text, expected = CLASSES[name]
     assert expected in only_problem(text)
+
+
+# libyaml 0.2.6 (in PyYAML 6.0.4's wheels) refuses flow nesting past 1000 levels with its own
+# error while it scans ahead, before the first events reach the guard: the guard's message wins
+DEEP_FLOW = [
+    "a: " + "[" * 999 + "]" * 999 + "\n",
+    "a: " + "[" * 1000 + "]" * 1000 + "\n",
+    "a: " + "{b: " * 3000 + "1" + "}" * 3000 + "\n",
+    "pad: " + "x" * 5000 + "\nlist:\n  - " + "[" * 1500 + "]" * 1500 + "\n",
+]
+
+
+@pytest.mark.parametrize("text", DEEP_FLOW, ids=["999", "1000", "3000 maps", "after 5 KB"])
+def test_deep_flow_is_the_same_message_with_either_loader(text: str) -> None:
+    messages = {}
+    for name in LOADERS.values():
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(yamlguard, "FastLoader", getattr(yaml, name))
+            patch.setattr(yamlio, "FastLoader", getattr(yaml, name))
+            messages[name] = only_problem(text)
+            with pytest.raises(ValidationError, match="nested more than 64 levels deep"):
+                render_yaml(text, {})
+    assert len(set(messages.values())) == 1, messages
+    line = 1 if text.startswith("a:") else 3
+    assert messages["CSafeLoader"].startswith(f"in.yaml:{line}: nested more than 64 levels deep")
+
+
+def test_libyaml_error_stands_when_no_guard_limit_was_met() -> None:
+    # a caller's own larger depth limit: the guard must not claim it was exceeded
+    text = "a: " + "[" * 1500 + "]" * 1500 + "\n"
+    limits = yamlio.Limits(max_depth=5000)
+    if yaml._yaml.get_version() >= (0, 2, 6):  # type: ignore[attr-defined]
+        with pytest.raises(ValidationError) as info:
+            yamlio.parse_all(text, "in.yaml", limits=limits)
+        assert str(info.value.problems[0]).startswith(
+            "in.yaml:1: not valid YAML: exceeded maximum nesting depth"
+        )
+    else:  # libyaml 0.2.5 (PyYAML <= 6.0.3) has no depth limit and reads it
+        node = yamlio.parse_all(text, "in.yaml", limits=limits)[0]["a"]
+        for _ in range(1499):
+            (node,) = node
+        assert node == []
 
 
 def test_bomb_is_refused_before_expanding() -> None:

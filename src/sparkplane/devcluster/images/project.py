@@ -1,10 +1,12 @@
 """The sparkplane image's layers: its runtime dependencies, then sparkplane itself on top.
 
 Both are copied from the running environment rather than downloaded, so the image holds exactly
-the versions this checkout was tested with. :func:`runtime_distributions` walks sparkplane's
-requirements (extras left out) through the installed distributions; :func:`deps_layer` copies
-their files (as their ``RECORD`` lists them) to ``/opt/sparkplane/lib`` and adds the
-``sparkplane`` user (uid 65532). :func:`source_layer` copies the ``sparkplane`` package, its
+the versions this checkout was tested with: those of ``requirements/dev.lock``, from which
+``make install`` makes the venv (``tests/unit/test_lock.py`` checks).
+:func:`runtime_distributions` walks sparkplane's requirements (extras left out) through the
+installed distributions; :func:`deps_layer` copies their files (as their ``RECORD`` lists
+them) to ``/opt/sparkplane/lib`` and adds the ``sparkplane`` user (uid 65532).
+:func:`source_layer` copies the ``sparkplane`` package, its
 metadata and a ``/usr/local/bin/sparkplane`` script; its key hashes the source tree, so a code
 change rebuilds only this small layer. Both get hash-checked byte code (valid whatever the file
 times, usable on a read-only root filesystem). The host's Python must be bookworm's (3.11).
