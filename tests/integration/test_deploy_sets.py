@@ -29,14 +29,13 @@ import yaml
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.halfmade import COMPLETE_KEY
-from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings
 from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.kube_owner import kube_token_reviewer, pod_owner_checker
 from tests.integration.helpers import wait_for
-from tests.integration.operator_helpers import API, spark_app, wait_state
+from tests.integration.operator_helpers import leftover, spark_app, wait_state
 from tests.integration.test_crash_safety import drivers, spec
 
 pytestmark = pytest.mark.integration
@@ -132,33 +131,6 @@ def operator_settings(docs: list[dict[str, Any]]) -> OperatorSettings:
     )
 
 
-def _leftover(kind: str, cr: dict[str, Any]) -> dict[str, Any]:
-    """An object of an attempt that is over, as a crash between commit and delete leaves it."""
-    meta = cr["metadata"]
-    body: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": kind,
-        "metadata": {
-            "name": f"{meta['name']}-left-{kind.lower()}",
-            "labels": {OPERATOR_NAME_LABEL: DEFAULT_OPERATOR_NAME, "spark-app-selector": "old"},
-            "ownerReferences": [
-                {
-                    "apiVersion": API,
-                    "kind": "SparkApplication",
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-    }
-    if kind == "Service":
-        body["spec"] = {"clusterIP": "None", "ports": [{"port": 7078}]}
-    else:
-        body["data"] = {"k": "v"}
-    return body
-
-
 @pytest.fixture
 def captured(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     caplog.set_level(logging.DEBUG, logger="sparkplane")
@@ -201,7 +173,7 @@ def test_operator_set_applies_and_its_rbac_runs_an_app_and_the_sweep(
         name = f"deployed-{uuid.uuid4().hex[:6]}"
         kube.create(spark_app(name, sim={"outcome": "Succeeded", "run-for": "2s"}), apps)
         cr = wait_state(kube, apps, name, "ResourceReleased", timeout=90)
-        left = [kube.create(_leftover(kind, cr), apps) for kind in ("Service", "ConfigMap")]
+        left = [kube.create(leftover(kind, cr), apps) for kind in ("Service", "ConfigMap")]
         for obj in left:  # the sweep ran, listed Services and ConfigMaps, and deleted them
             wait_for(
                 lambda o=obj: (
@@ -333,3 +305,51 @@ def test_staging_set_applies_and_its_rbac_checks_owners_and_reviews_tokens(
             if obj["kind"].startswith("Cluster"):
                 kube.delete(RBAC, obj["kind"], obj["metadata"]["name"])
         fresh(kube, docs)
+
+
+def test_helm_install_as_documented_on_a_fresh_state(
+    kubectl: str, kube: Kube, kubeconfig: Path
+) -> None:
+    """docs/operator.md's two lines, as printed, with no CRDs, namespaces or cluster-wide
+    objects of the chart left from before (Helm refuses to adopt what it did not make)."""
+    from sparkplane.devcluster.cluster import default_cache_dir
+    from sparkplane.devcluster.helmbin import ensure_helm
+    from sparkplane.operator.chart import CHART, ChartValues, expected
+
+    helm = str(ensure_helm(default_cache_dir(), progress=lambda m: print(f"[helm] {m}")))
+    values = ChartValues(job_namespaces=("spark-apps",), gc_namespaces=("spark-apps",))
+    objects = expected(values)
+    spaces = [{"kind": "Namespace", "metadata": {"name": n}} for n in ("spark-operator",
+                                                                        "spark-apps")]  # fmt: skip
+    fresh(kube, [*objects, *spaces])
+    for crd in (o for o in objects if o["kind"] == "CustomResourceDefinition"):
+        try:
+            kube.delete(crd["apiVersion"], crd["kind"], crd["metadata"]["name"])
+        except NotFoundError:
+            continue
+        wait_for(
+            lambda c=crd: (
+                kube.get_or_none(c["apiVersion"], c["kind"], c["metadata"]["name"]) is None
+            ),  # type: ignore[misc]
+            timeout=120,
+            what=f"CRD {crd['metadata']['name']} gone",
+        )
+    run_kubectl(kubectl, kubeconfig, "create", "namespace", "spark-apps")
+    install = [helm, "install", "sparkplane", f"deploy/{CHART}", "-n", "spark-operator"]
+    install += ["--create-namespace", "--set", "spark.jobNamespaces={spark-apps}"]
+    install += ["--set", "gc.namespaces={spark-apps}", "--kubeconfig", str(kubeconfig)]
+    done = subprocess.run(install, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    try:
+        for obj in objects:  # everything the chart renders for these values is there
+            meta = obj["metadata"]
+            got = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"],
+                                   meta.get("namespace"))  # fmt: skip
+            assert got is not None, f"{obj['kind']} {meta.get('namespace')}/{meta['name']}"
+    finally:
+        subprocess.run(
+            [helm, "uninstall", "sparkplane", "-n", "spark-operator", "--kubeconfig",
+             str(kubeconfig)], capture_output=True, timeout=300, check=False,
+        )  # fmt: skip
+        fresh(kube, [*objects, *spaces])
