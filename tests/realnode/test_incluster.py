@@ -26,6 +26,7 @@ from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
+from sparkplane.lifecycle.pods import finished_at
 from sparkplane.lifecycle.staging import TOKEN_ENV
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
