@@ -227,12 +227,21 @@ class AppOperations:
         dry_run: bool = False,
         namespace: str | None = None,
         all_namespaces: bool = False,
+        grace: timedelta | None = None,
     ) -> builtins.list[TtlDecision]:
-        """Delete finished native drivers past their TTL (per app, else ``older_than``)."""
+        """Delete finished native drivers past their TTL (per app, else ``older_than``), and
+        half-made ones older than ``grace`` (default 5 minutes; ``lifecycle.halfmade``)."""
         ns = None if all_namespaces else namespace or self.namespace
         from sparkplane.lifecycle.gc import collect_garbage
+        from sparkplane.lifecycle.halfmade import DEFAULT_GRACE
 
-        return collect_garbage(self.kube, ns, default_ttl=older_than, dry_run=dry_run)
+        return collect_garbage(
+            self.kube,
+            ns,
+            default_ttl=older_than,
+            dry_run=dry_run,
+            grace=DEFAULT_GRACE if grace is None else grace,
+        )
 
     def _app(self, app: AppLike, namespace: str | None) -> App:
         return app if isinstance(app, App) else self.get(app, namespace)

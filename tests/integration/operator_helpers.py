@@ -8,6 +8,7 @@ from typing import Any
 
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube
+from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
 from sparkplane.operator.states import history_states
@@ -103,3 +104,30 @@ def running_operator(
         operator.stop()
         if sim is not None:
             sim.stop()
+
+
+def leftover(kind: str, cr: dict[str, Any]) -> dict[str, Any]:
+    """An object of an attempt that is over, as a crash between commit and delete leaves it."""
+    meta = cr["metadata"]
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": kind,
+        "metadata": {
+            "name": f"{meta['name']}-left-{kind.lower()}",
+            "labels": {OPERATOR_NAME_LABEL: DEFAULT_OPERATOR_NAME, "spark-app-selector": "old"},
+            "ownerReferences": [
+                {
+                    "apiVersion": API,
+                    "kind": "SparkApplication",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+    }
+    if kind == "Service":
+        body["spec"] = {"clusterIP": "None", "ports": [{"port": 7078}]}
+    else:
+        body["data"] = {"k": "v"}
+    return body

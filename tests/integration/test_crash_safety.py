@@ -21,7 +21,7 @@ import yaml
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.apps import SUBMISSION_LABEL
 from sparkplane.lifecycle.gc import collect_garbage
-from sparkplane.lifecycle.halfmade import DEPENDENTS_KEY, dependents_of, owned_by
+from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY, dependents_of, owned_by
 from tests.hostile_inputs import PI
 from tests.integration.helpers import pod, wait_for
 
@@ -145,6 +145,9 @@ def test_gc_removes_half_made_drivers_after_the_grace_period(
     rows = list(yaml.safe_load_all(shown.stdout))
     assert shown.returncode == 0 and len(rows) == 2 and not any(r["delete"] for r in rows)
     [half] = drivers(kube, namespace, "half")  # before gc: once deleted it may be gone at once
+    [whole] = drivers(kube, namespace, "whole")  # the submitter recorded its last dependent
+    assert whole["metadata"]["annotations"].get(COMPLETE_KEY)
+    assert COMPLETE_KEY not in half["metadata"]["annotations"]
     decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
     deleted = {d.name: d.reason for d in decisions if d.delete}
     assert list(deleted) == [half["metadata"]["name"]]

@@ -12,6 +12,7 @@ reconcile an application to the end.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import uuid
@@ -30,7 +31,7 @@ from sparkplane.kube import Kube, connect
 from sparkplane.operator.chart import CHART, ChartValues, expected
 from sparkplane.operator.crd import scheduled_crd
 from tests.integration.helpers import delete_namespace, wait_for
-from tests.integration.operator_helpers import running_operator, spark_app, wait_state
+from tests.integration.operator_helpers import leftover, running_operator, spark_app, wait_state
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,6 +164,8 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
     namespace: str,
     release_namespace: str,
     tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     common = ["-n", release_namespace, "--set", f"spark.jobNamespaces={{{namespace}}}"]
     common += ["--set", "controller.replicas=1", "--force-conflicts"]
@@ -203,9 +206,12 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
     # the operator, acting as the chart's ServiceAccount, reconciles an app in its namespace
     minted = _mint_kubeconfig(kubeconfig, release_namespace, tmp_path / "operator.kubeconfig")
     as_operator = Kube(connect(kubeconfig=minted))
+    caplog.set_level(logging.DEBUG, logger="sparkplane")
+    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")  # the chart's logArchive.store
     try:
+        quick = {"sweep_seconds": 1.0, "sweep_min_age_seconds": 1.0, "archive_prune_seconds": 1.0}
         with running_operator(as_operator, namespace, leader_election=True,
-                              lease_namespace=release_namespace):  # fmt: skip
+                              lease_namespace=release_namespace, **quick) as op:  # fmt: skip
             app = spark_app("via-chart", sim={"outcome": "Succeeded", "run-for": "2s"})
             kube.create(app, namespace=namespace)
             cluster = yaml.safe_load((CORPUS / "clusters" / "hpa-template.yaml").read_text())
@@ -222,6 +228,15 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
             )
             cr = wait_state(kube, namespace, "via-chart", "ResourceReleased", timeout=60)
             assert cr["status"]["stateTransitionHistory"]
+            for obj in [
+                kube.create(leftover(kind, cr), namespace) for kind in ("Service", "ConfigMap")
+            ]:
+                wait_for(
+                    lambda o=obj: kube.get_or_none("v1", o["kind"], o["metadata"]["name"],
+                                                   namespace) is None,  # type: ignore[misc]
+                    timeout=30,
+                    what=f"the sweep (chart RBAC) to delete a leftover {obj['kind']}",
+                )  # fmt: skip
             name = cluster["metadata"]["name"]
             wait_for(
                 lambda: kube.get_or_none("autoscaling/v2", "HorizontalPodAutoscaler",
@@ -235,8 +250,12 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
                 timeout=30,
                 what="a scheduled run, created with the chart's RBAC",
             )  # fmt: skip
+            op.events.flush()
+            assert op.events.posted and not op.events.failed
     finally:
         as_operator.close()
+    assert "sweep failed" not in caplog.text, caplog.text[-3000:]
+    assert "forbidden" not in caplog.text.lower(), caplog.text[-3000:]
 
     # uninstall: everything goes but the CRDs (kept, with every custom resource)
     run_helm(helm, "uninstall", "sp", "-n", release_namespace, kubeconfig=kubeconfig)

@@ -9,9 +9,12 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +25,9 @@ from sparkplane.devcluster import DevCluster
 from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
+from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
+from sparkplane.lifecycle.pods import finished_at
 from sparkplane.lifecycle.staging import TOKEN_ENV
-from sparkplane.operator.install import apply_objects
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
@@ -31,6 +35,7 @@ from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.version import SPARKPLANE_IMAGE
 from tests.integration.helpers import wait_for
+from tests.integration.operator_helpers import leftover
 from tests.realnode.conftest import SERVICE_ACCOUNT
 from tests.realnode.sparkapps import SPARK_IMAGE, cli, driver_pod, spec, submit, write
 from tests.realnode.test_spark import PI_LINE
@@ -49,8 +54,12 @@ def _fresh_namespace(kube: Kube, name: str) -> None:
     """``name`` (the fixed namespace a deploy/ file names), empty, with the driver role."""
     _drop_namespace(kube, name)
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    _driver_role(kube, name)
+
+
+def _driver_role(kube: Kube, name: str) -> None:
     for obj in bodies(render("driver", name, service_account=SERVICE_ACCOUNT)):
-        kube.create(obj)
+        kube.apply(obj)
 
 
 def _drop_namespace(kube: Kube, name: str) -> None:
@@ -66,24 +75,45 @@ def _drop_namespace(kube: Kube, name: str) -> None:
     )
 
 
+def kubectl_apply(kubeconfig: Path, *files: str, stdin: list[dict[str, Any]]) -> None:
+    """The real kubectl: ``kubectl apply -f FILE... -f -`` with ``stdin``'s documents (a deploy/
+    file with the one change a test needs)."""
+    kubectl = shutil.which("kubectl") or "/usr/bin/kubectl"
+    args = [a for f in files for a in ("-f", f)]
+    done = subprocess.run(
+        [kubectl, "--kubeconfig", str(kubeconfig), "apply", *args, "-f", "-"],
+        input=yaml.safe_dump_all(stdin, sort_keys=False),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def no_forbidden(text: str, who: str) -> None:
+    """What the shipped RBAC refuses shows as 'forbidden' in a component's log."""
+    assert "forbidden" not in text.lower(), f"{who} was refused something:\n{text[-4000:]}"
+
+
+SWEEP_SECONDS = 5  # the one change to the operator's Deployment: sweep every 5 s, not 60
+
+
 @pytest.fixture
-def operator_in_cluster(kube: Kube) -> Iterator[str]:
-    """deploy/crds + deploy/operator/namespaced.yaml exactly as committed (it watches
-    ``spark-apps``); yields the watched namespace once an operator pod is Ready."""
-    (watched,) = [
-        a.split("=", 1)[1]
-        for d in _docs(DEPLOY / "operator" / "namespaced.yaml")
-        if d["kind"] == "Deployment"
-        for a in d["spec"]["template"]["spec"]["containers"][0]["args"]
-        if a.startswith("--namespace=")
-    ]
-    _drop_namespace(kube, "spark-operator")
-    # the chart-rendered manifests do not create their namespace (helm --create-namespace)
-    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "spark-operator"}})
-    _fresh_namespace(kube, watched)
-    for path in sorted((DEPLOY / "crds").glob("*.yaml")):
-        apply_objects(kube, _docs(path))
-    apply_objects(kube, _docs(DEPLOY / "operator" / "namespaced.yaml"))
+def operator_in_cluster(kube: Kube, kubeconfig: Path) -> Iterator[str]:
+    """``kubectl apply -f deploy/crds -f deploy/operator/namespaced.yaml`` on a fresh state (its
+    namespaces dropped: the file creates them), the Deployment with ``--sweep-seconds`` short;
+    yields the watched namespace once an operator pod is Ready."""
+    docs = _docs(DEPLOY / "operator" / "namespaced.yaml")
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    (watched,) = [a.split("=", 1)[1] for a in container["args"] if a.startswith("--namespace=")]
+    container["args"].append(f"--sweep-seconds={SWEEP_SECONDS}")
+    for name in ("spark-operator", watched):
+        _drop_namespace(kube, name)
+    kubectl_apply(kubeconfig, "deploy/crds", stdin=docs)
+    _driver_role(kube, watched)  # the Spark driver's own identity in the apps' namespace
     yield watched
     _drop_namespace(kube, watched)
     _drop_namespace(kube, "spark-operator")
@@ -157,6 +187,22 @@ def test_in_cluster_operator_reconciles_real_sparkpi_to_resource_released(
     logs = cli(kubeconfig, "logs", name, "-n", ns, env_extra=_laptop(tmp_path))
     assert PI_LINE in logs.stdout, logs.stdout[-2000:]
     assert "from the archive" in logs.stderr and "released by the operator" in logs.stderr
+    # the sweep runs with the installed RBAC (it lists Services and ConfigMaps): leftovers of
+    # the released attempt, as a crash between commit and delete leaves them, are removed
+    for obj in [kube.create(leftover(kind, app), ns) for kind in ("Service", "ConfigMap")]:
+        wait_for(
+            lambda o=obj: kube.get_or_none("v1", o["kind"], o["metadata"]["name"], ns) is None,  # type: ignore[misc]
+            timeout=SWEEP_SECONDS * 2 + 30,  # past the sweeper's 10 s minimum age
+            what=f"the in-cluster sweep to delete a leftover {obj['kind']}",
+            interval=1,
+        )
+    said = "\n".join(
+        line
+        for p in _ready_operator_pods(kube)
+        for line in kube.logs(p["metadata"]["name"], "spark-operator")
+    )
+    assert "sweep failed" not in said and "swept" in said, said[-4000:]
+    no_forbidden(said, "the in-cluster operator")
 
 
 def _laptop(tmp_path: Path) -> dict[str, str]:
@@ -170,10 +216,11 @@ def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
     docs = _docs(DEPLOY / "gc" / "cronjob.yaml")
     (cronjob,) = [d for d in docs if d["kind"] == "CronJob"]
     ns = cronjob["metadata"]["namespace"]
-    _fresh_namespace(kube, ns)
+    _drop_namespace(kube, ns)  # deploy/gc/ creates it
     try:
         cronjob["spec"]["schedule"] = "* * * * *"  # the one change: every minute, not every 10
-        apply_objects(kube, docs)
+        kubectl_apply(kubeconfig, stdin=docs)
+        _driver_role(kube, ns)
         path = write(tmp_path, spec("ttl-pi", ns, args=["4"], executors=1))
         name = submit(kubeconfig, "-f", str(path), "-n", ns, "--ttl", "1s")
         driver = wait_for(lambda: driver_pod(kube, ns, name), timeout=30, what="driver pod")
@@ -190,6 +237,8 @@ def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
         gc_pods = kube.list("v1", "Pod", ns, label_selector="app.kubernetes.io/name=sparkplane-gc")
         said = "\n".join(line for p in gc_pods for line in kube.logs(p["metadata"]["name"], ns))
         assert driver["metadata"]["name"] in said and "deleted" in said, said
+        no_forbidden(said, "the gc CronJob")
+        assert "Traceback" not in said, said
         for p in gc_pods:
             assert p["spec"]["containers"][0]["image"] == SPARKPLANE_IMAGE
             assert p["spec"]["nodeName"] == "sparkplane-real-node"
@@ -209,6 +258,49 @@ def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
         assert PI_LINE in logs.stdout and "expired (gc)" in logs.stderr, logs.stderr
     finally:
         _drop_namespace(kube, ns)
+
+
+def test_a_sparkpi_that_ended_normally_survives_gc_until_its_ttl(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """Spark deletes its driver's Services when it stops; `gc` must not call the finished app
+    half-made for it (issue 19), whatever the grace period: it goes only once its --ttl is past."""
+    ttl = 75
+    path = write(tmp_path, spec("kept-pi", namespace, args=["4"], executors=1))
+    name = submit(kubeconfig, "-f", str(path), "-n", namespace, "--ttl", f"{ttl}s")
+    cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "300")
+    driver = driver_pod(kube, namespace, name)
+    assert driver is not None and driver["status"]["phase"] == "Succeeded", driver
+    app_id = driver["metadata"]["labels"]["spark-app-selector"]
+    announced = [
+        r[2] for r in json.loads(driver["metadata"]["annotations"][DEPENDENTS_KEY])
+        if r[1] == "Service"
+    ]  # fmt: skip
+    assert announced and driver["metadata"]["annotations"].get(COMPLETE_KEY)
+    selector = f"spark-app-selector={app_id}"
+    wait_for(  # what spark.kubernetes.driver.service.deleteOnTermination (default) does
+        lambda: not kube.list("v1", "Service", namespace, label_selector=selector),
+        timeout=60,
+        what="Spark to delete the driver's Services on stop",
+    )
+
+    def gc() -> dict[str, Any]:
+        out = cli(kubeconfig, "gc", "-n", namespace, "--grace", "1s", "-o", "yaml").stdout
+        rows = {r["name"]: r for r in yaml.safe_load_all(out) if r}
+        row: dict[str, Any] = rows[driver["metadata"]["name"]]
+        return row
+
+    kept = gc()  # past the (1 s) grace, its Services gone, within its TTL: kept
+    assert kept["delete"] is False and "half-made" not in kept["reason"], kept
+    assert driver_pod(kube, namespace, name) is not None
+    ended = finished_at(driver)  # the TTL counts from here (lifecycle.ttl)
+    assert ended is not None
+    left = (ended + timedelta(seconds=ttl) - datetime.now(UTC)).total_seconds()
+    if left > 0:
+        time.sleep(left + 1)
+    gone = gc()
+    assert gone["delete"] is True and "half-made" not in gone["reason"], gone
+    wait_for(lambda: driver_pod(kube, namespace, name) is None, timeout=60, what="driver gone")
 
 
 def test_staging_init_container_fetches_local_deps_before_the_driver(

@@ -139,6 +139,13 @@ def gc(
             help="Default TTL for apps without their own (e.g. 24h); without it only per-app TTLs."
         ),
     ] = None,
+    grace: Annotated[
+        str,
+        typer.Option(
+            help="Half-made apps: how old an unfinished driver whose announced ConfigMaps or "
+            "Services never came must be before it is deleted (a submitter killed half-way)."
+        ),
+    ] = "5m",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would go.")] = False,
     cronjob: Annotated[
         bool,
@@ -165,6 +172,7 @@ def gc(
     from sparkplane.lifecycle.ttl import parse_duration
 
     ttl = parse_duration(older_than) if older_than else None
+    half_made_after = parse_duration(grace, field="--grace")
     if cronjob:
         ns = namespace or "default"
         bundle = (
@@ -188,7 +196,9 @@ def gc(
         sp = SparkPlane.connect(in_cluster=True, namespace=namespace)
     else:
         sp = client(kubeconfig, context, namespace)
-    decisions = sp.gc(older_than=ttl, dry_run=dry_run, all_namespaces=all_namespaces)
+    decisions = sp.gc(
+        older_than=ttl, dry_run=dry_run, all_namespaces=all_namespaces, grace=half_made_after
+    )
     if output in (Output.yaml, Output.json):
         rows = [
             {"namespace": d.namespace, "name": d.name, "delete": d.delete, "reason": d.reason}

@@ -8,9 +8,11 @@ propagation, so the garbage collector also sweeps whatever got its reference) an
 :class:`~sparkplane.errors.SubmissionError` says what failed and whether anything is left.
 
 A process killed between the steps cannot roll back, so the owner carries the list of its
-dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it exists: a retry with the same
-names (:func:`resume_owned`) completes or removes the half-made unit, and ``sparkplane gc``
-finds owners whose dependents never came (:mod:`sparkplane.lifecycle.halfmade`). Sizes the API
+dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it exists, and once the last of
+them exists a merge patch records it (:data:`COMPLETE_KEY`, :func:`mark_complete`): a retry
+with the same names (:func:`resume_owned`) completes or removes the half-made unit, and
+``sparkplane gc`` finds owners whose dependents never came, never mistaking the Services Spark
+deletes when it stops for ones that never came (:mod:`sparkplane.lifecycle.halfmade`). Sizes the API
 server would refuse are refused before the first create (:mod:`sparkplane.spec.limits`).
 For fault-injection tests only, ``SPARKPLANE_FAULT_KILL_AFTER`` (``owner``, ``dependent:N``,
 ``pre-resources``) SIGKILLs this process right after that step.
@@ -24,6 +26,7 @@ import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from sparkplane.errors import (
@@ -35,7 +38,13 @@ from sparkplane.errors import (
 )
 from sparkplane.kube.client import Kube
 from sparkplane.kube.refs import describe, owner_reference
-from sparkplane.lifecycle.halfmade import DEPENDENTS_KEY, dependents_of, owned_by
+from sparkplane.lifecycle.halfmade import (
+    COMPLETE_KEY,
+    DEPENDENTS_KEY,
+    dependents_of,
+    marked_complete,
+    owned_by,
+)
 from sparkplane.spec.limits import object_size_problems
 
 Obj = dict[str, Any]
@@ -111,6 +120,8 @@ def create_owned(
         step = "adopting"
         current = ", ".join(describe(o) for o in pre)
         adopt(kube, pre, created_owner, namespace)
+        if created:
+            created_owner = mark_complete(kube, created_owner, namespace)
         return Created(owner=created_owner, dependents=created, pre_resources=pre)
     except BaseException as exc:
         leaked = rollback(kube, made)
@@ -150,6 +161,25 @@ def adopt(kube: Kube, objects: list[Obj], owner: Obj, namespace: str | None) -> 
             {"metadata": {"ownerReferences": [owner_reference(owner)]}},
             meta.get("namespace") or namespace,
         )
+
+
+def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
+    """Record on ``owner`` that every dependent it announced exists (:data:`COMPLETE_KEY`, the
+    time); returns the patched owner. Best effort: the unit is whole either way, so a refused
+    patch (a client role without ``patch`` on pods) leaves ``owner`` unmarked, and gc then
+    still never takes it once it has finished (:mod:`sparkplane.lifecycle.halfmade`)."""
+    meta = owner.get("metadata") or {}
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return kube.patch(
+            owner["apiVersion"],
+            owner["kind"],
+            meta["name"],
+            {"metadata": {"annotations": {COMPLETE_KEY: stamp}}},
+            meta.get("namespace") or namespace,
+        )
+    except KubeError:
+        return owner
 
 
 def announce_dependents(owner: Obj, dependents: list[Obj]) -> Obj:
@@ -254,6 +284,8 @@ def resume_owned(
     if orphans:  # killed before the pre-resources were adopted
         adopt(kube, orphans, existing, namespace)
     if not missing:
+        if refs and not marked_complete(existing):  # the first submitter died before the mark
+            existing = mark_complete(kube, existing, namespace)
         return Resumed(existing, added=[f"owner of {describe(o)}" for o in orphans])
     what = describe(existing)
     absent = ", ".join(describe(d) for d in missing)
@@ -280,7 +312,7 @@ def resume_owned(
             rolled_back=[describe(o) for o in [existing, *present, *made]],
             leaked=leaked,
         ) from failure[1]
-    return Resumed(existing, added=[describe(o) for o in created])
+    return Resumed(mark_complete(kube, existing, namespace), added=[describe(o) for o in created])
 
 
 def meta_of(obj: Obj) -> Obj:

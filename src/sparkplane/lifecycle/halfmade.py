@@ -1,12 +1,34 @@
 """Half-made applications: a driver pod whose dependents never came (a submitter crash).
 
-Owns the annotation :data:`DEPENDENTS_KEY` that :func:`sparkplane.kube.ownership.create_owned`
-puts on every driver pod (``[[apiVersion, kind, name], ...]`` of what it should own) and the
-pure decisions built on it: which dependents are missing (:func:`missing_dependents`), whether
-an owner past the grace period is half-made (:func:`half_made`, for ``sparkplane gc`` and, with
-its own refs, the operator's attempts), and which kinds a checker can see without reading
-Secrets (:data:`CHECKED_KINDS`). Called by ``lifecycle.gc`` and ``kube.ownership``. Pure: the
-caller lists pods and looks the dependents up.
+Owns the two annotations :func:`sparkplane.kube.ownership.create_owned` puts on every driver
+pod: :data:`DEPENDENTS_KEY` (``[[apiVersion, kind, name], ...]`` of what it should own), written
+with the pod, and :data:`COMPLETE_KEY` (when the last of them was created), written by a patch
+once they all exist. On them rest the pure decisions: which dependents are missing
+(:func:`missing_dependents`), whether an owner is half-made (:func:`half_made`, for
+``sparkplane gc`` and, with its own refs, the operator's attempts), and which kinds a checker
+can see without reading Secrets (:data:`CHECKED_KINDS`). Called by ``lifecycle.gc`` and
+``kube.ownership``. Pure: the caller lists pods and looks the dependents up.
+
+**The rule.** "Half-made" means the dependents *never existed*, not that they are gone: Spark
+itself deletes the driver's Services (``spark.kubernetes.driver.service.deleteOnTermination``,
+true by default) and its executors' ConfigMaps and PVCs when it stops cleanly, so a finished
+app normally lacks some of what it announced. An owner is half-made only when all of these hold:
+
+1. it is not being deleted and is older than the grace period (a submission in progress);
+2. it does not carry :data:`COMPLETE_KEY`: a submitter that got that far had created every
+   dependent, so whatever is missing now was removed later (by Spark, or by hand);
+3. it has not finished (pod phase ``Succeeded``/``Failed``): a finished driver holds no
+   resources and is the TTL's to delete (``--ttl``, ``--older-than``). This covers owners that
+   lack the mark although they were whole: submitted by a sparkplane before the mark existed,
+   a submitter killed between its last dependent and the mark, or a mark refused (a client
+   role without ``pods patch``);
+4. a checked dependent (:data:`CHECKED_KINDS`) is missing.
+
+So what gc removes as half-made is a pod that is Pending (its spark.properties ConfigMap volume
+never came, it cannot start) or Running without its Service (executors cannot reach it), with
+no record that its dependents were ever made. The one case left to chance: an unmarked owner
+(case 3's exceptions) caught in the seconds between Spark deleting its Services and the
+driver's exit.
 """
 
 from __future__ import annotations
@@ -23,6 +45,10 @@ Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # (apiVersion, kind, name)
 
 DEPENDENTS_KEY = "sparkplane.io/dependents"
+#: Written on the owner once every dependent exists (an RFC 3339 time): never half-made after.
+COMPLETE_KEY = "sparkplane.io/dependents-created"
+#: Owner phases of a finished driver: never half-made, only the TTL deletes it.
+FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 #: How long a submission may take between creating the owner and its last dependent.
 DEFAULT_GRACE = timedelta(minutes=5)
 #: Kinds whose presence is checked; others (Secrets: no identity may read them) count as present.
@@ -59,6 +85,24 @@ def missing_dependents(expected: Iterable[Ref], present: Iterable[Ref]) -> list[
     return [r for r in expected if r[1] in CHECKED_KINDS and (r[1], r[2]) not in have]
 
 
+def marked_complete(owner: Mapping[str, Any]) -> bool:
+    """True when the submitter recorded that every dependent of ``owner`` was created."""
+    return bool((meta(dict(owner)).get("annotations") or {}).get(COMPLETE_KEY))
+
+
+def finished(owner: Mapping[str, Any]) -> bool:
+    """True for a driver pod that has ended (``Succeeded`` or ``Failed``)."""
+    return str((owner.get("status") or {}).get("phase") or "") in FINISHED_PHASES
+
+
+def may_be_half_made(owner: Mapping[str, Any], now: datetime, grace: timedelta) -> bool:
+    """Conditions 1-3 of the rule (module docstring): whether the dependents are worth
+    looking up at all."""
+    if meta(dict(owner)).get("deletionTimestamp") or not past_grace(owner, now, grace):
+        return False
+    return not marked_complete(owner) and not finished(owner)
+
+
 def past_grace(owner: Mapping[str, Any], now: datetime, grace: timedelta = DEFAULT_GRACE) -> bool:
     """True once ``owner`` is older than ``grace`` (never for an unreadable timestamp)."""
     created = parse_time(meta(dict(owner)).get("creationTimestamp"))
@@ -87,14 +131,15 @@ def half_made(
     expected: Sequence[Ref] | None = None,
     grace: timedelta = DEFAULT_GRACE,
 ) -> HalfMade | None:
-    """``owner`` as :class:`HalfMade` when it is past ``grace`` and a checked dependent of
-    ``expected`` (default: its :data:`DEPENDENTS_KEY` annotation) is not in ``present``.
+    """``owner`` as :class:`HalfMade` when the rule of the module docstring holds: past
+    ``grace``, not deleted, not marked complete, not finished, and a checked dependent of
+    ``expected`` (default: its :data:`DEPENDENTS_KEY` annotation) not in ``present``.
 
-    The operator calls this with its attempt's refs (``AttemptResources.refs()``) as
-    ``expected``; ``sparkplane gc`` with the annotation. Deleted owners are never half-made.
+    ``sparkplane gc`` calls this with the annotation; ``expected`` lets a caller name the refs
+    itself (an operator attempt's).
     """
     m = meta(dict(owner))
-    if m.get("deletionTimestamp") or not past_grace(owner, now, grace):
+    if not may_be_half_made(owner, now, grace):
         return None
     refs = list(expected) if expected is not None else dependents_of(owner)
     if not refs:

@@ -82,6 +82,14 @@ def operator_objects(v: ChartValues) -> list[Obj]:
     return out
 
 
+def standalone(v: ChartValues) -> list[Obj]:
+    """``deploy/operator/*.yaml``: :func:`operator_objects` preceded by the Namespaces they use
+    (the release namespace and the watched ones), so ``kubectl apply`` of the file works on an
+    empty cluster; Helm creates none (``--create-namespace`` makes the release one)."""
+    names = dict.fromkeys((v.namespace, *v.job_namespaces))
+    return [deploy.namespace_object(n) for n in names] + operator_objects(v)
+
+
 def expected(v: ChartValues) -> list[Obj]:
     """Every object ``helm template -n <namespace>`` renders for ``v``."""
     from sparkplane.lifecycle.gc import gc_bundle
@@ -189,9 +197,9 @@ def dump(objects: list[Obj]) -> str:
 def files() -> dict[str, str]:
     """Relative path under ``deploy/`` → content: CRDs, rendered operator, the chart's data."""
     out = {f"crds/{c['metadata']['name']}.yaml": dump([c]) for c in crds()}
-    out["operator/cluster-wide.yaml"] = dump(operator_objects(ChartValues()))
+    out["operator/cluster-wide.yaml"] = dump(standalone(ChartValues()))
     namespaced = ChartValues(job_namespaces=("spark-apps",))
-    out["operator/namespaced.yaml"] = dump(operator_objects(namespaced))
+    out["operator/namespaced.yaml"] = dump(standalone(namespaced))
     for crd in _crds():
         out[f"{CHART}/files/crds/{crd['metadata']['name']}.yaml"] = dump([crd])
     for identity in ("operator", "staging", "gc"):

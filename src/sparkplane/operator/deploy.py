@@ -8,9 +8,10 @@ files do not drift):
   a namespace admin can install it once the CRDs exist (``deploy/crds/``, applied by someone
   allowed to create CRDs).
 
-The rules are exactly what the operator calls: read/watch its custom resources and write their
-status, delete them (``ttlAfterStopMillis``), create/delete the driver objects, watch pods and
-StatefulSets, post Events, and hold its Lease (in its own namespace only). Pure.
+The rules are :data:`sparkplane.security.rules.OPERATOR`'s, exactly what the operator calls:
+read/watch its custom resources and write their status, delete them (``ttlAfterStopMillis``),
+create/delete the driver objects, watch pods and StatefulSets, list its ConfigMaps and Services
+(the sweeper, the log archive), post Events, and hold its Lease (in its own namespace only). Pure.
 """
 
 from __future__ import annotations
@@ -19,92 +20,27 @@ from typing import Any
 
 import yaml
 
+from sparkplane.security.rules import OPERATOR, OPERATOR_LEASE
 from sparkplane.version import SPARKPLANE_IMAGE
 
 Obj = dict[str, Any]
 NAME = "sparkplane-operator"
 DEFAULT_IMAGE = SPARKPLANE_IMAGE  # the image the dev cluster builds; the chart's appVersion
 DEFAULT_NAMESPACE = "spark-operator"
-LEASE = "sparkplane-operator-lock"
+LEASE = OPERATOR_LEASE
 LOG_ARCHIVE = "kube"  # in-cluster components archive logs as ConfigMaps (docs/history.md)
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": "sparkplane"}
 
 
 def workload_rules() -> list[Obj]:
-    """What the operator needs in every namespace it watches."""
-    return [
-        {
-            "apiGroups": ["spark.apache.org"],
-            "resources": ["sparkapplications", "sparkclusters"],
-            "verbs": ["get", "list", "watch", "delete"],
-        },
-        {
-            "apiGroups": ["spark.apache.org"],
-            "resources": ["sparkapplications/status", "sparkclusters/status"],
-            "verbs": ["get", "update", "patch"],
-        },
-        {
-            "apiGroups": ["spark.apache.org"],
-            "resources": ["sparkapplications"],
-            "verbs": ["create"],
-        },
-        {
-            "apiGroups": ["sparkplane.io"],
-            "resources": ["scheduledsparkapplications"],
-            "verbs": ["get", "list", "watch"],
-        },
-        {
-            "apiGroups": ["sparkplane.io"],
-            "resources": ["scheduledsparkapplications/status"],
-            "verbs": ["get", "update", "patch"],
-        },
-        {
-            "apiGroups": [""],
-            "resources": ["pods"],
-            "verbs": ["get", "list", "watch", "create", "delete"],
-        },
-        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
-        {
-            "apiGroups": [""],
-            "resources": ["configmaps", "services", "persistentvolumeclaims"],
-            "verbs": ["get", "create", "delete"],
-        },
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "update"]},
-        {
-            "apiGroups": ["networking.k8s.io"],
-            "resources": ["ingresses"],
-            "verbs": ["get", "create", "delete"],
-        },
-        {
-            "apiGroups": ["apps"],
-            "resources": ["statefulsets"],
-            "verbs": ["get", "list", "watch", "create", "delete"],
-        },
-        {
-            "apiGroups": ["autoscaling"],
-            "resources": ["horizontalpodautoscalers"],
-            "verbs": ["get", "create", "delete"],
-        },
-        {
-            "apiGroups": ["policy"],
-            "resources": ["poddisruptionbudgets"],
-            "verbs": ["get", "create", "delete"],
-        },
-        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-    ]
+    """What the operator needs in every namespace it watches: the ``namespaced`` rules of
+    :data:`sparkplane.security.rules.OPERATOR` (one catalogue, each rule with its reason)."""
+    return [r.body() for r in OPERATOR.namespaced]
 
 
 def lease_rules() -> list[Obj]:
     """Leader election, in the operator's own namespace only."""
-    return [
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
-        {
-            "apiGroups": ["coordination.k8s.io"],
-            "resources": ["leases"],
-            "resourceNames": [LEASE],
-            "verbs": ["get", "update"],
-        },
-    ]
+    return [r.body() for r in OPERATOR.own_namespace]
 
 
 def _meta(name: str, namespace: str | None = None) -> Obj:
@@ -194,8 +130,13 @@ def deployment(
     }
 
 
+def namespace_object(name: str) -> Obj:
+    """A Namespace the install needs (the operator's own, or a watched one)."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name)}
+
+
 def _common(namespace: str, with_namespace: bool = True) -> list[Obj]:
-    own = [{"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)}]
+    own = [namespace_object(namespace)]
     return [
         *(own if with_namespace else []),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, namespace)},

@@ -8,8 +8,8 @@ becomes a YAML comment there and a table row in docs/security.md. Pure data: no 
 A rule is added only with a caller that needs it. No identity gets a verb on Secrets that
 answers with their data: ``get``/``list``/``watch``, and ``patch``/``update``/``delete`` whose
 answers carry the object too; an identity that may create Secrets still cannot read one back.
-The operator's rules equal those of its own install manifests (``sparkplane.operator.deploy``;
-a unit test compares them).
+The operator's install manifests (``sparkplane.operator.deploy``, the Helm chart) take their
+rules from here.
 """
 
 from __future__ import annotations
@@ -109,10 +109,12 @@ CLIENT = Policy(
         rule(
             CORE,
             "pods",
-            ("create", "get", "list", "watch", "delete"),
-            "submit creates the driver pod; status and wait get/list/watch the driver and "
-            "executors; kill (and the rollback of a failed submit) deletes the driver, whose "
-            "dependents follow by ownerReference",
+            ("create", "get", "list", "watch", "patch", "delete"),
+            "submit creates the driver pod, then marks it (patch: annotation "
+            "sparkplane.io/dependents-created) once its last dependent exists, so gc never "
+            "takes an app whose Services Spark removed on stop for a half-made one; status and "
+            "wait get/list/watch the driver and executors; kill (and the rollback of a failed "
+            "submit) deletes the driver, whose dependents follow by ownerReference",
         ),
         rule(CORE, "pods/log", ("get",), "`sparkplane logs` reads the driver's log"),
         rule(
@@ -265,8 +267,16 @@ OPERATOR = Policy(
             "configmaps",
             ("list", "update"),
             "the in-cluster log archive (ConfigMaps sparkplane-logs-<app>): update replaces an "
-            "app's archive, list (by label) finds the expired ones to delete. RBAC cannot limit "
-            "list to a label, but an identity that creates pods can read ConfigMaps anyway",
+            "app's archive, list (by label) finds the expired ones to delete; the sweeper lists "
+            "its ConfigMaps (by its label) to delete those of finished attempts. RBAC cannot "
+            "limit list to a label, but an identity that creates pods can read ConfigMaps anyway",
+        ),
+        rule(
+            CORE,
+            "services",
+            ("list",),
+            "the sweeper (operator/sweep.py) lists its Services by its label, every "
+            "--sweep-seconds, to delete those left by finished attempts",
         ),
         rule(
             NETWORKING,

@@ -6,9 +6,11 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from sparkplane.lifecycle.halfmade import (
+    COMPLETE_KEY,
     DEPENDENTS_KEY,
     dependents_of,
     half_made,
+    may_be_half_made,
     missing_dependents,
     owned_by,
 )
@@ -17,9 +19,18 @@ NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 REFS = [["v1", "ConfigMap", "cm"], ["v1", "Service", "svc"], ["v1", "Secret", "s"]]
 
 
-def pod(age: timedelta, refs: object = REFS, **meta: object) -> dict[str, object]:
+def pod(
+    age: timedelta,
+    refs: object = REFS,
+    *,
+    phase: str = "Running",
+    complete: bool = False,
+    **meta: object,
+) -> dict[str, object]:
     created = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
     annotations = {DEPENDENTS_KEY: json.dumps(refs)} if refs is not None else {}
+    if complete:
+        annotations[COMPLETE_KEY] = created
     return {
         "metadata": {
             "name": "d",
@@ -28,7 +39,8 @@ def pod(age: timedelta, refs: object = REFS, **meta: object) -> dict[str, object
             "creationTimestamp": created,
             "annotations": annotations,
             **meta,
-        }
+        },
+        "status": {"phase": phase},
     }
 
 
@@ -66,3 +78,34 @@ def test_gc_across_namespaces_protects_system_namespaces() -> None:
         assert protected(ns), ns
     for ns in ("default", "spark-jobs", "team-kube"):
         assert not protected(ns), ns
+
+
+def test_pending_or_running_without_its_dependents_is_half_made() -> None:
+    for phase in ("Pending", "Running", "Unknown", ""):
+        found = half_made(pod(timedelta(minutes=10), phase=phase), [], NOW)
+        assert found is not None, phase
+        assert {k for _, k, _ in found.missing} == {"ConfigMap", "Service"}
+
+
+def test_dependents_that_existed_once_are_not_half_made() -> None:
+    """Spark deletes the driver's Services when it stops: a submission that recorded its last
+    dependent is never half-made, finished or not, however old."""
+    for phase in ("Running", "Succeeded", "Failed"):
+        marked = pod(timedelta(days=3), phase=phase, complete=True)
+        assert half_made(marked, [("v1", "ConfigMap", "cm")], NOW) is None, phase
+        assert not may_be_half_made(marked, NOW, timedelta(0))
+
+
+def test_a_finished_driver_is_never_half_made_only_the_ttl_deletes_it() -> None:
+    """Unmarked (an older sparkplane, or a submitter killed just before the mark) and finished:
+    left to its TTL, even with every dependent gone."""
+    for phase in ("Succeeded", "Failed"):
+        assert half_made(pod(timedelta(days=3), phase=phase), [], NOW) is None, phase
+        assert not may_be_half_made(pod(timedelta(days=3), phase=phase), NOW, timedelta(0))
+
+
+def test_grace_is_the_callers() -> None:
+    young = pod(timedelta(seconds=30))
+    assert half_made(young, [], NOW) is None  # default grace: 5 minutes
+    assert half_made(young, [], NOW, grace=timedelta(seconds=10)) is not None
+    assert may_be_half_made(young, NOW, timedelta(seconds=10))
