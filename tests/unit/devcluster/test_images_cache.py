@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -51,7 +53,18 @@ def test_ensure_dir_builds_once_prunes_old_keys_and_leaves_nothing_on_failure(tm
     other = cache.entry_dir(tmp_path, "thing-else", "2" * 16)
     cache.ensure_dir(other, build)
     cache.ensure_dir(new, build)
-    assert new.is_dir() and not old.exists() and other.is_dir()
+    # the old key was used just now (another checkout may be importing it): kept
+    assert new.is_dir() and old.is_dir() and other.is_dir()
+    # unused for longer than PRUNE_AFTER: the next build of that name removes it
+    stale = time.time() - cache.PRUNE_AFTER - 60
+    os.utime(old, (stale, stale))
+    newer = cache.entry_dir(tmp_path, "thing", "4" * 16)
+    cache.ensure_dir(newer, build)
+    assert newer.is_dir() and new.is_dir() and not old.exists() and other.is_dir()
+    # a use touches the entry, so a long-running cluster's image is never pruned under it
+    os.utime(new, (stale, stale))
+    assert cache.ensure_dir(new, build) is False
+    assert new.stat().st_mtime > stale + 60
 
     def broken(temp: Path) -> None:
         (temp / "half").write_text("")

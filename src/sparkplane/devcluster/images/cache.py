@@ -3,7 +3,10 @@
 Every cached thing (a layer, an image archive) lives in ``<cache>/images/...<name>-<key>/``
 where ``key`` hashes its recipe (:func:`content_key`): a recipe that did not change finds its
 directory and returns at once; a changed recipe builds a new directory and prunes the old ones of
-that name. A build writes into a hidden temp directory that is renamed into place only when
+that name that no one used for :data:`PRUNE_AFTER` (each use touches its entry: two checkouts of
+different versions, e.g. a developer's worktrees or CI beside a developer, each keep their image
+while they use it; pruning at once made one's ``ctr import`` find the other's build had deleted
+its archive). A build writes into a hidden temp directory that is renamed into place only when
 complete, under a file lock so two processes never build the same thing twice. Used by the recipe
 modules and the builder; it knows nothing of what is inside an entry.
 """
@@ -16,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,16 +77,30 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+#: An entry of an older recipe is removed once unused this long (seconds).
+PRUNE_AFTER = 24 * 3600.0
+
+
+def _used(entry: Path) -> bool:
+    """Touch ``entry`` (it is in use); False when it vanished meanwhile."""
+    try:
+        os.utime(entry)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def ensure_dir(final: Path, build: Callable[[Path], None]) -> bool:
     """Make ``final`` by ``build(temp_dir)`` unless it exists; True when it was built now.
 
-    The entry name is ``final``'s name without its key; older keys of that name are removed.
+    The entry name is ``final``'s name without its key; older keys of that name are removed once
+    unused for :data:`PRUNE_AFTER`.
     """
-    if final.is_dir():
+    if final.is_dir() and _used(final):
         return False
     name = final.name[: -(KEY_LENGTH + 1)]
     with locked(final.parent / f".{name}.lock"):
-        if final.is_dir():
+        if final.is_dir() and _used(final):
             return False
         temp = final.with_name(f".{final.name}.tmp")
         shutil.rmtree(temp, ignore_errors=True)
@@ -94,10 +112,18 @@ def ensure_dir(final: Path, build: Callable[[Path], None]) -> bool:
             raise
         temp.rename(final)
         stale = re.compile(rf"^{re.escape(name)}-[0-9a-f]{{{KEY_LENGTH}}}$")
+        cutoff = time.time() - PRUNE_AFTER
         for sibling in final.parent.iterdir():
-            if sibling != final and stale.match(sibling.name):
+            if sibling != final and stale.match(sibling.name) and _mtime(sibling) < cutoff:
                 shutil.rmtree(sibling, ignore_errors=True)
     return True
+
+
+def _mtime(entry: Path) -> float:
+    try:
+        return entry.stat().st_mtime
+    except FileNotFoundError:
+        return float("inf")
 
 
 def save_layer(directory: Path, blob: LayerBlob) -> None:
