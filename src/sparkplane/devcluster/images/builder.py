@@ -194,17 +194,21 @@ def _ensure_archive(
 
 
 def cached_images(cache_dir: Path) -> list[ImageArchive]:
-    """The archives already built (at most one per image), by reference; builds nothing."""
-    found = []
+    """The archives already built (at most one per image: the one used last), by reference;
+    builds nothing."""
+    found: dict[str, tuple[float, ImageArchive]] = {}
     root = cache.images_root(cache_dir)
     for doc_path in sorted(root.glob("*/image.json")) if root.is_dir() else []:
         archive = doc_path.parent / "image.tar"
         try:
             doc = json.loads(doc_path.read_text())
-            found.append(ImageArchive(doc["ref"], archive, doc["key"], archive.stat().st_size))
+            image = ImageArchive(doc["ref"], archive, doc["key"], archive.stat().st_size)
+            used = doc_path.parent.stat().st_mtime
         except (OSError, ValueError, KeyError):
             continue
-    return sorted(found, key=lambda image: image.ref)
+        if image.ref not in found or used > found[image.ref][0]:
+            found[image.ref] = (used, image)
+    return [found[ref][1] for ref in sorted(found)]
 
 
 def _mb(size: int) -> str:
