@@ -48,9 +48,10 @@ def _owner_uids(pod: Obj, kind: str) -> set[str]:
 def of_resource(
     uid: str, pods: Sequence[Obj], tombstones: Sequence[Obj]
 ) -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
-    """The pods and tombstones of the resource ``uid``: pods it owns (its drivers), pods owned
-    by one of those drivers (their executors), and pods with no owner at all (nothing tells
-    them apart; kept as before). No ``uid``: everything."""
+    """The pods and tombstones of the resource ``uid``: pods it owns (its drivers) and pods
+    owned by one of those drivers (their executors; Spark gives every executor that reference).
+    A pod with neither (say, a predecessor's driver orphaned by its deletion) is not its.
+    No ``uid``: everything."""
     if not uid:
         return tuple(pods), tuple(tombstones)
 
@@ -59,13 +60,7 @@ def of_resource(
 
     graves = tuple(p for p in tombstones if direct(p))
     drivers = {str((p.get("metadata") or {}).get("uid")) for p in (*pods, *graves) if direct(p)}
-    kept = tuple(
-        p
-        for p in pods
-        if direct(p)
-        or _owner_uids(p, "Pod") & drivers
-        or not (p.get("metadata") or {}).get("ownerReferences")
-    )
+    kept = tuple(p for p in pods if direct(p) or _owner_uids(p, "Pod") & drivers)
     return kept, graves
 
 
