@@ -139,7 +139,8 @@ def test_gc_archives_logs_and_history_server_serves_the_app(
 def test_killed_app_keeps_partial_logs_and_retention_removes_them(
     kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, archive: Path, events_dir: Path
 ) -> None:
-    events_dir.mkdir(mode=0o1777, parents=True)  # no --wait: the server's own chmod may come after the driver
+    # no --wait: the server's own chmod may come after the driver
+    events_dir.mkdir(mode=0o1777, parents=True)
     events_dir.chmod(0o1777)
     cli(kubeconfig, "history", "up", "-n", namespace, "--host-path", str(events_dir))
     body = spec("pi-kill", namespace, executors=1, args=["100000"])
