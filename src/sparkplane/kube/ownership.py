@@ -292,7 +292,13 @@ def resume_owned(
     owned = [with_owner(d, existing) for d in missing]
     made: list[Obj] = []
     created, failure = _create_all(kube, owned, namespace, made)
-    if failure is not None and not isinstance(failure[1], AlreadyExistsError):
+    if failure is not None and isinstance(failure[1], AlreadyExistsError):
+        taken = _not_owned(kube, missing, uid, namespace)  # a concurrent retry's are fine
+        if taken is None:
+            failure = None
+        else:
+            failure = (taken, AlreadyExistsError(f"{taken} exists and is not this app's"))
+    if failure is not None:
         leaked = rollback(kube, [*present, *made, existing])
         raise SubmissionError(
             f"completing the half-made {what} failed at {failure[0]}: {failure[1]}; removed "
@@ -302,6 +308,17 @@ def resume_owned(
             leaked=leaked,
         ) from failure[1]
     return Resumed(existing, added=[describe(o) for o in created])
+
+
+def _not_owned(kube: Kube, objects: list[Obj], uid: str, namespace: str | None) -> str | None:
+    """The first of ``objects`` that exists without an ownerReference to ``uid`` (someone
+    else's, never to be counted as this app's), or None."""
+    for obj in objects:
+        meta = obj["metadata"]
+        found = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+        if found is not None and not owned_by(found, uid):
+            return describe(obj)
+    return None
 
 
 def meta_of(obj: Obj) -> Obj:
