@@ -234,15 +234,16 @@ def test_namespaces_get_their_own_event_log_store_and_a_shared_one_is_reported(
 ) -> None:
     for ns in (namespace, tenant_ns):  # the platform admin's set-up of each namespace
         up = run(kubeconfig, "history", "up", "-n", ns)
-        assert "shares its event-log store" not in up.stderr
+    assert namespace not in up.stderr  # no warning that the two share a store
     paths = {
         ns: history.from_configmap(kube.get("v1", "ConfigMap", history.NAME, ns)).host_path
         for ns in (namespace, tenant_ns)
     }
-    assert paths == {ns: history.default_host_path(ns) for ns in (namespace, tenant_ns)}
+    assert paths[namespace] != paths[tenant_ns], paths  # before: one node directory for all
+    assert all(str(path).endswith(f"/{ns}") for ns, path in paths.items()), paths
     deployment = kube.get("apps/v1", "Deployment", history.NAME, tenant_ns)
     volumes = deployment["spec"]["template"]["spec"]["volumes"]
-    assert volumes[0]["hostPath"]["path"] == history.default_host_path(tenant_ns)
+    assert volumes[0]["hostPath"]["path"] == paths[tenant_ns]
 
     # an admin puts both on one directory: the CLI warns (it may list every namespace) ...
     shared = str(tmp_path / "one-store")
@@ -302,8 +303,23 @@ def test_the_operator_releases_only_what_its_app_controls(
     )
     grab = spark_app("grab", sim={"outcome": "Succeeded", "run-for": "1s"})
     grab["spec"]["configMapSpecs"] = [{"name": "precious-cm", "data": {"x": "y"}}]
+    backend = {"service": {"name": "precious-svc", "port": {"number": 80}}}
+    ing = kube.create(
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": {"name": "precious-ing"},
+            "spec": {"defaultBackend": backend},
+        },
+        namespace,
+    )
     grab["spec"]["driverServiceIngressList"] = [
-        {"serviceMetadata": {"name": "precious-svc"}, "serviceSpec": {"ports": [{"port": 81}]}}
+        {
+            "serviceMetadata": {"name": "precious-svc"},
+            "serviceSpec": {"ports": [{"port": 81}]},
+            "ingressMetadata": {"name": "precious-ing"},
+            "ingressSpec": {"defaultBackend": {"service": {"name": "x", "port": {"number": 1}}}},
+        }
     ]
     mine = spark_app("mine", sim={"outcome": "Succeeded", "run-for": "1s"})
     mine["spec"]["configMapSpecs"] = [{"name": "mine-cm", "data": {"x": "y"}}]
@@ -312,7 +328,7 @@ def test_the_operator_releases_only_what_its_app_controls(
         cr = wait_state(kube, namespace, "grab", *ENDED, timeout=60)
         messages = _messages(cr)
         assert "already exists and is not this resource's" in messages, messages
-        assert "precious-cm" in messages or "precious-svc" in messages
+        assert any(f"precious-{k}" in messages for k in ("cm", "svc", "ing")), messages
         events = [
             e
             for e in kube.list("v1", "Event", namespace)
@@ -337,6 +353,9 @@ def test_the_operator_releases_only_what_its_app_controls(
     assert kept_cm["metadata"]["uid"] == cm["metadata"]["uid"] and not kept_cm.get("data")
     assert kept_svc["metadata"]["uid"] == svc["metadata"]["uid"]
     assert kept_svc["spec"]["ports"][0]["port"] == 80
+    kept_ing = kube.get("networking.k8s.io/v1", "Ingress", "precious-ing", namespace)
+    assert kept_ing["metadata"]["uid"] == ing["metadata"]["uid"]
+    assert kept_ing["spec"]["defaultBackend"] == backend
 
 
 def test_a_recreated_application_never_takes_its_predecessors_pods(
