@@ -118,6 +118,8 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
         kept.append(int(exec_id))
     retain = layout.retention_of(meta.get("annotations"), layout.DEFAULT_RETENTION)
     first = _same_pod(store, ns, app, meta.get("uid"))  # archived before: keep why and when
+    if first is not None and _no_log(text):  # the container is gone: keep what was read then
+        return first
     record = ArchiveMeta(
         namespace=ns,
         app=app,
@@ -133,6 +135,13 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
     files[layout.META] = record.to_json()
     store.replace(layout.app_prefix(ns, app), files)  # a new run of the same name replaces it
     return record
+
+
+def _no_log(text: str) -> bool:
+    """The kubelet's answer for a container whose log is gone, in place of a log."""
+    return not text.strip() or (
+        text.count("\n") <= 1 and text.startswith("unable to retrieve container logs")
+    )
 
 
 def _now() -> str:
