@@ -178,24 +178,66 @@ def test_gc_across_namespaces_never_touches_system_namespaces(kube: Kube, namesp
         kube.delete("v1", "Pod", "faults-orphan-driver", "kube-system", grace_period_seconds=0)
 
 
-@pytest.mark.parametrize("step", ["pre-resources", "owner"])
-def test_pre_resources_of_a_killed_submission_are_reused_and_adopted(
+@pytest.mark.parametrize("step", ["owner", "dependent:2", "dependent:4"])
+def test_config_map_specs_of_a_killed_submission_are_owned_completed_or_collected(
     kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, step: str
 ) -> None:
-    """configMapSpecs are created before the driver; a kill before they are adopted left them
-    without an owner (no garbage collection, and a retry failed on AlreadyExists)."""
+    """configMapSpecs used to be created before the driver, unowned: a submission killed right
+    after them, never retried, leaked them forever (issue 26, finding 8). Now they are the
+    driver's dependents from the start: a retry completes the app, and without one ``gc``
+    removes the half-made driver and the garbage collector whatever it owned."""
     doc = yaml.safe_load(spec(tmp_path, "10m").read_text())
     doc["spec"]["configMapSpecs"] = [{"name": "extra-conf", "data": {"a": "b"}}]
-    path = tmp_path / "pi-pre.yaml"
+    path = tmp_path / "pi-extra.yaml"
     path.write_text(yaml.safe_dump(doc))
-    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", f"pre-{step}")
+    sid = f"extra-{step.replace(':', '-')}"
+    args = ("submit", "-f", str(path), "-n", namespace, "--submission-id", sid)
     assert cli(kubeconfig, *args, kill_after=step).returncode == -signal.SIGKILL
-    left = kube.get("v1", "ConfigMap", "extra-conf", namespace)
-    assert not left["metadata"].get("ownerReferences")
-    retry = cli(kubeconfig, *args)
-    assert retry.returncode == 0, retry.stderr
-    [driver] = drivers(kube, namespace, f"pre-{step}")
-    assert missing(kube, namespace, driver) == []
-    adopted = kube.get("v1", "ConfigMap", "extra-conf", namespace)
-    assert owned_by(adopted, driver["metadata"]["uid"])
-    assert adopted["metadata"]["uid"] == left["metadata"]["uid"]  # reused, not recreated
+    [driver] = drivers(kube, namespace, sid)
+    left = kube.get_or_none("v1", "ConfigMap", "extra-conf", namespace)
+    assert left is None or owned_by(left, driver["metadata"]["uid"])  # never unowned
+    assert (left is not None) == (step == "dependent:4")  # the 4th dependent (after 3 others)
+    if step == "dependent:2":  # this one is retried: completed, the ConfigMap owned
+        retry = cli(kubeconfig, *args)
+        assert retry.returncode == 0, retry.stderr
+        assert missing(kube, namespace, driver) == []
+        made = kube.get("v1", "ConfigMap", "extra-conf", namespace)
+        assert owned_by(made, driver["metadata"]["uid"]) and made["data"] == {"a": "b"}
+        return
+    decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
+    assert [d.name for d in decisions if d.delete] == [driver["metadata"]["name"]]
+    wait_for(
+        lambda: (
+            kube.get_or_none("v1", "ConfigMap", "extra-conf", namespace) is None
+            and not drivers(kube, namespace, sid)
+        ),
+        timeout=60,
+        what="nothing left of the killed submission",
+    )
+
+
+def test_an_existing_config_map_is_never_adopted_by_a_submission(
+    kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """Naming someone's ConfigMap in configMapSpecs fails the submission (it used to be adopted,
+    then deleted with the driver) and leaves that ConfigMap as it was."""
+    theirs = kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "theirs"},
+            "data": {"keep": "me"},
+        },
+        namespace,
+    )
+    doc = yaml.safe_load(spec(tmp_path, "10m").read_text())
+    doc["spec"]["configMapSpecs"] = [{"name": "theirs", "data": {"a": "b"}}]
+    path = tmp_path / "pi-theirs.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = cli(kubeconfig, "submit", "-f", str(path), "-n", namespace, "--submission-id", "grab")
+    assert out.returncode != 0 and "theirs" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+    assert not drivers(kube, namespace, "grab")
+    kept = kube.get("v1", "ConfigMap", "theirs", namespace)
+    assert kept["metadata"]["uid"] == theirs["metadata"]["uid"] and kept["data"] == {"keep": "me"}
+    assert not kept["metadata"].get("ownerReferences")

@@ -35,11 +35,14 @@ def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def events_dir(tmp_path: Path) -> Iterator[Path]:
-    """A node path for the event logs (the node shares the host's filesystem)."""
-    where = tmp_path / "spark-events"
-    yield where
-    subprocess.run(["rm", "-rf", str(where)], check=False)
+def events_dir(tmp_path: Path, namespace: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A node path for the event logs (the node shares the host's filesystem): the namespace's
+    own directory under the root ``gc`` prunes (``SPARKPLANE_EVENT_LOG_ROOT``, inherited by the
+    CLI subprocesses: the pruner's own setting, never the namespace's)."""
+    root = tmp_path / "spark-events"
+    monkeypatch.setenv("SPARKPLANE_EVENT_LOG_ROOT", str(root))
+    yield root / namespace
+    subprocess.run(["rm", "-rf", str(root)], check=False)
 
 
 def _ui(kubeconfig: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
@@ -136,7 +139,8 @@ def test_gc_archives_logs_and_history_server_serves_the_app(
 def test_killed_app_keeps_partial_logs_and_retention_removes_them(
     kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, archive: Path, events_dir: Path
 ) -> None:
-    events_dir.mkdir(mode=0o1777)  # no --wait: the server's own chmod may come after the driver
+    # no --wait: the server's own chmod may come after the driver
+    events_dir.mkdir(mode=0o1777, parents=True)
     events_dir.chmod(0o1777)
     cli(kubeconfig, "history", "up", "-n", namespace, "--host-path", str(events_dir))
     body = spec("pi-kill", namespace, executors=1, args=["100000"])

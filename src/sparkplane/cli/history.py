@@ -16,7 +16,13 @@ from sparkplane.cli.console import note, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
 from sparkplane.client import SparkPlane
 from sparkplane.devcluster.images import SPARK_IMAGE
-from sparkplane.errors import AppNotFoundError, Problem, TimeoutExpired, ValidationError
+from sparkplane.errors import (
+    AppNotFoundError,
+    KubeError,
+    Problem,
+    TimeoutExpired,
+    ValidationError,
+)
 from sparkplane.kube import Kube
 from sparkplane.lifecycle import history, history_kube
 from sparkplane.lifecycle.archive_logs import archived_meta
@@ -28,7 +34,6 @@ app = typer.Typer(
     "with the defaults if the namespace has none).",
     invoke_without_command=True,
 )
-DEV_HOST_PATH = "/var/lib/sparkplane/spark-events"
 Port = Annotated[int, typer.Option(help="Local port of the port-forward (0: any free one).")]
 NoForward = Annotated[bool, typer.Option("--no-port-forward", help="Only print the pod.")]
 
@@ -46,16 +51,21 @@ def main(
         return
     kube, namespace = _connect(kubeconfig, context, namespace)
     if history_kube.find_store(kube, namespace) is None:
-        store = history.EventLogStore(host_path=DEV_HOST_PATH)
+        store = history.EventLogStore(host_path=history.default_host_path(namespace))
         for name in history_kube.deploy(kube, namespace, store, SPARK_IMAGE):
             note(f"created {name}")
+        _warn_if_shared(kube, namespace)
     forward(kube, namespace, _ready_pod(kube, namespace, 180.0), port, "/")
 
 
 @app.command("up")
 def up(
     host_path: Annotated[
-        str | None, typer.Option(help="Event logs on this node path (single-node/dev clusters).")
+        str | None,
+        typer.Option(
+            help="Event logs on this node path (single-node/dev clusters; default "
+            f"{history.DEFAULT_ROOT}/NAMESPACE: each namespace its own)."
+        ),
     ] = None,
     claim: Annotated[
         str | None, typer.Option(help="Event logs on this PersistentVolumeClaim (ReadWriteMany).")
@@ -79,23 +89,26 @@ def up(
             [Problem("--host-path/--claim/--log-dir", "more than one store", "choose one")],
             subject="history up",
         )
-    if host_path is None and claim is None and log_dir is None:
-        host_path = DEV_HOST_PATH
+    example = history.default_host_path(namespace or "NAMESPACE")
     if host_path is not None and not host_path.startswith("/"):
         raise ValidationError(
-            [Problem("--host-path", f"{host_path!r} is not absolute", "e.g. " + DEV_HOST_PATH)],
+            [Problem("--host-path", f"{host_path!r} is not absolute", "e.g. " + example)],
             subject="history up",
         )
+    ttl = parse_duration(retention, field="--retention")
+    kube, namespace = _connect(kubeconfig, context, namespace)
+    if host_path is None and claim is None and log_dir is None:
+        host_path = history.default_host_path(namespace)  # the namespace's own directory
     store = history.EventLogStore(
         log_dir=log_dir or f"file:{history.MOUNT}",
         host_path=host_path,
         claim=claim,
         default=default,
-        retention=parse_duration(retention, field="--retention"),
+        retention=ttl,
     )
-    kube, namespace = _connect(kubeconfig, context, namespace)
     for name in history_kube.deploy(kube, namespace, store, image):
         write(f"{name} applied")
+    _warn_if_shared(kube, namespace)
     if wait:
         pod = _ready_pod(kube, namespace, wait)
         note(f"History Server ready (pod {pod}); retention {format_duration(store.retention)}")
@@ -140,6 +153,23 @@ def down(
     kube, namespace = _connect(kubeconfig, context, namespace)
     history_kube.remove(kube, namespace)
     note(f"History Server of {namespace} removed (event logs kept)")
+
+
+def _warn_if_shared(kube: Kube, namespace: str) -> None:
+    """Warn (stderr) when another namespace's event-log store overlaps this one's; quiet when
+    this identity may not list other namespaces (the operator warns then)."""
+    try:
+        shared = history_kube.sharing(kube)
+    except KubeError:
+        return
+    for what, names in shared:
+        if namespace in names:
+            others = ", ".join(n for n in names if n != namespace)
+            note(
+                f"warning: {namespace} shares its event-log store ({what}) with {others}: "
+                "each History Server lists the others' apps and their drivers can change them; "
+                "give each namespace its own (omit --host-path for the default)"
+            )
 
 
 def _connect(

@@ -7,12 +7,15 @@ merge patch. If any step fails, everything created so far is deleted (the owner 
 propagation, so the garbage collector also sweeps whatever got its reference) and
 :class:`~sparkplane.errors.SubmissionError` says what failed and whether anything is left.
 
-A process killed between the steps cannot roll back, so the owner carries the list of its
-dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it exists, and once the last of
-them exists a merge patch records it (:data:`COMPLETE_KEY`, :func:`mark_complete`): a retry
-with the same names (:func:`resume_owned`) completes or removes the half-made unit, and
-``sparkplane gc`` finds owners whose dependents never came, never mistaking the Services Spark
-deletes when it stops for ones that never came (:mod:`sparkplane.lifecycle.halfmade`). Sizes the API
+A pre-resource carries the owner's name (annotation :data:`PENDING_OWNER_KEY`) until it is
+adopted; an object of that name found without it (someone else's) is never adopted: the
+submission fails on AlreadyExists. A process killed between the steps cannot roll back, so the
+owner carries the list of its dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it
+exists, and once the last of them exists a merge patch records it (:data:`COMPLETE_KEY`,
+:func:`mark_complete`): a retry with the same names (:func:`resume_owned`) completes or removes
+the half-made unit, and ``sparkplane gc`` finds owners whose dependents never came, never
+mistaking the Services Spark deletes when it stops for ones that never came
+(:mod:`sparkplane.lifecycle.halfmade`). Sizes the API
 server would refuse are refused before the first create (:mod:`sparkplane.spec.limits`).
 For fault-injection tests only, ``SPARKPLANE_FAULT_KILL_AFTER`` (``owner``, ``dependent:N``,
 ``pre-resources``) SIGKILLs this process right after that step.
@@ -50,6 +53,8 @@ from sparkplane.spec.limits import object_size_problems
 Obj = dict[str, Any]
 _POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sparkplane-create")
 FAULT_ENV = "SPARKPLANE_FAULT_KILL_AFTER"
+#: On a pre-resource until adopted: the name of the owner it waits for.
+PENDING_OWNER_KEY = "sparkplane.io/pending-owner"
 
 
 def _fault_point(step: str) -> None:
@@ -96,13 +101,13 @@ def create_owned(
     current = ""
     try:
         pre = []
-        for obj in pre_resources or []:
+        for obj in _pending(pre_resources or [], owner):
             current = describe(obj)
             try:
                 pre.append(kube.create(obj, namespace))
                 made.append(pre[-1])
             except AlreadyExistsError:
-                left = _leftover(kube, obj, namespace)
+                left = _leftover(kube, obj, namespace, owner)
                 if left is None:
                     raise
                 pre.append(left)  # an interrupted submission's, with the same names
@@ -140,14 +145,28 @@ def create_owned(
         ) from exc
 
 
-def _leftover(kube: Kube, obj: Obj, namespace: str | None) -> Obj | None:
-    """``obj`` as it exists with no owner: a pre-resource a killed submission created under
-    the same (submission-derived) names before its owner existed. Anything owned is not ours."""
+def _pending(objects: list[Obj], owner: Obj) -> list[Obj]:
+    """Copies of ``objects`` annotated with the name of the owner they wait for."""
+    out = []
+    for obj in objects:
+        marked = copy.deepcopy(obj)
+        notes = marked.setdefault("metadata", {}).setdefault("annotations", {})
+        notes[PENDING_OWNER_KEY] = str(owner.get("metadata", {}).get("name", ""))
+        out.append(marked)
+    return out
+
+
+def _leftover(kube: Kube, obj: Obj, namespace: str | None, owner: Obj) -> Obj | None:
+    """``obj`` as it exists with no owner, marked as waiting for ``owner`` (by name): a
+    pre-resource a killed submission created under the same (submission-derived) names before
+    its owner existed. Anything owned, or not so marked (someone else's), is not ours."""
     meta = obj["metadata"]
     found = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"], namespace)
-    if found is None or (found.get("metadata") or {}).get("ownerReferences"):
+    found_meta = (found or {}).get("metadata") or {}
+    wanted = str(owner.get("metadata", {}).get("name", ""))
+    if found is None or found_meta.get("ownerReferences"):
         return None
-    return found
+    return found if (found_meta.get("annotations") or {}).get(PENDING_OWNER_KEY) == wanted else None
 
 
 def adopt(kube: Kube, objects: list[Obj], owner: Obj, namespace: str | None) -> None:
@@ -280,7 +299,9 @@ def resume_owned(
             present.append(found)  # type: ignore[arg-type]
         elif ref in by_ref:
             missing.append(by_ref[ref])
-    orphans = [o for o in (_leftover(kube, p, namespace) for p in pre_resources or []) if o]
+    orphans = [
+        o for o in (_leftover(kube, p, namespace, existing) for p in pre_resources or []) if o
+    ]
     if orphans:  # killed before the pre-resources were adopted
         adopt(kube, orphans, existing, namespace)
     if not missing:
@@ -303,7 +324,13 @@ def resume_owned(
     owned = [with_owner(d, existing) for d in missing]
     made: list[Obj] = []
     created, failure = _create_all(kube, owned, namespace, made)
-    if failure is not None and not isinstance(failure[1], AlreadyExistsError):
+    if failure is not None and isinstance(failure[1], AlreadyExistsError):
+        taken = _not_owned(kube, missing, uid, namespace)  # a concurrent retry's are fine
+        if taken is None:
+            failure = None
+        else:
+            failure = (taken, AlreadyExistsError(f"{taken} exists and is not this app's"))
+    if failure is not None:
         leaked = rollback(kube, [*present, *made, existing])
         raise SubmissionError(
             f"completing the half-made {what} failed at {failure[0]}: {failure[1]}; removed "
@@ -313,6 +340,17 @@ def resume_owned(
             leaked=leaked,
         ) from failure[1]
     return Resumed(mark_complete(kube, existing, namespace), added=[describe(o) for o in created])
+
+
+def _not_owned(kube: Kube, objects: list[Obj], uid: str, namespace: str | None) -> str | None:
+    """The first of ``objects`` that exists without an ownerReference to ``uid`` (someone
+    else's, never to be counted as this app's), or None."""
+    for obj in objects:
+        meta = obj["metadata"]
+        found = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+        if found is not None and not owned_by(found, uid):
+            return describe(obj)
+    return None
 
 
 def meta_of(obj: Obj) -> Obj:

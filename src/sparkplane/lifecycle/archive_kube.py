@@ -4,8 +4,11 @@ Implements :class:`~sparkplane.lifecycle.archive.ArchiveStore` over the API (thr
 :class:`~sparkplane.kube.Kube` gateway), so an in-cluster operator or gc CronJob archives where
 a user's ``sparkplane logs`` on a laptop reads it, and the namespace's RBAC decides who may:
 writers need ``configmaps create/update/delete`` (and ``list`` to prune), readers ``get``.
-Keys keep the archive's layout (``<namespace>/<app>/<file>``); the ConfigMap body (gzip, size
-budget, labels) is :mod:`sparkplane.lifecycle.archive_pack`'s. Selected by
+Keys keep the archive's layout (``<namespace>/<app>/<file>``), taken from the object itself: its
+namespace, and an app whose ConfigMap name is ``sparkplane-logs-<app>`` (an object under another
+name is not an archive, whatever its labels say). Deletes carry the listed object's uid as a
+precondition. The ConfigMap body (gzip, size budget, labels) is
+:mod:`sparkplane.lifecycle.archive_pack`'s. Selected by
 ``SPARKPLANE_LOG_ARCHIVE=kube`` (:func:`sparkplane.lifecycle.archive_store.open_store`).
 """
 
@@ -48,8 +51,7 @@ class KubeStore:
         found = self.kube.get_or_none("v1", "ConfigMap", pack.configmap_name(app), namespace)
         if found is None or not _is_archive(found):
             return None
-        annotations = found["metadata"].get("annotations") or {}
-        return found if annotations.get(pack.APP_ANNOTATION) == app else None
+        return found if _app(found) == app and _named_for_its_app(found) else None
 
     def _archives(self, namespace: str | None) -> list[Obj]:
         scopes = [namespace] if namespace else list(self.namespaces or [None])
@@ -58,6 +60,7 @@ class KubeStore:
             obj
             for ns in scopes
             for obj in self.kube.list("v1", "ConfigMap", ns, label_selector=selector)
+            if _named_for_its_app(obj)
         ]
         self._listed = {(o["metadata"]["namespace"], _app(o)): o for o in found}
         return found
@@ -125,8 +128,9 @@ class KubeStore:
             meta = obj["metadata"]
             self._listed.pop((meta["namespace"], _app(obj)), None)
             try:
-                self.kube.delete("v1", "ConfigMap", meta["name"], meta["namespace"])
-            except NotFoundError:
+                uid = meta.get("uid")
+                self.kube.delete("v1", "ConfigMap", meta["name"], meta["namespace"], uid=uid)
+            except (NotFoundError, ConflictError):  # gone, or replaced since it was read
                 continue
             count += len(pack.files_of(obj))
         return count
@@ -134,6 +138,12 @@ class KubeStore:
 
 def _is_archive(obj: Obj) -> bool:
     return (obj.get("metadata", {}).get("labels") or {}).get(pack.LABEL) == "true"
+
+
+def _named_for_its_app(obj: Obj) -> bool:
+    """Its name is the archive name of the app it claims (the identity pruning trusts)."""
+    app = _app(obj)
+    return bool(app) and obj["metadata"].get("name") == pack.configmap_name(app)
 
 
 def _app(obj: Obj) -> str:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from sparkplane.errors import AppNotFoundError, ForbiddenError, KubeError
 from sparkplane.kube import Kube
@@ -117,6 +118,8 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
         kept.append(int(exec_id))
     retain = layout.retention_of(meta.get("annotations"), layout.DEFAULT_RETENTION)
     first = _same_pod(store, ns, app, meta.get("uid"))  # archived before: keep why and when
+    if first is not None and _no_log(text):  # the container is gone: keep what was read then
+        return first
     record = ArchiveMeta(
         namespace=ns,
         app=app,
@@ -132,6 +135,13 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
     files[layout.META] = record.to_json()
     store.replace(layout.app_prefix(ns, app), files)  # a new run of the same name replaces it
     return record
+
+
+def _no_log(text: str) -> bool:
+    """The kubelet's answer for a container whose log is gone, in place of a log."""
+    return not text.strip() or (
+        text.count("\n") <= 1 and text.startswith("unable to retrieve container logs")
+    )
 
 
 def _now() -> str:
@@ -235,13 +245,23 @@ def prune(
     store: ArchiveStore | None = None,
     kube: Kube | None = None,
     namespaces: Sequence[str] | None = None,
+    *,
+    event_log_root: Path | Literal["configured"] | None = "configured",
 ) -> list[ArchiveMeta]:
-    """Drop the archived apps past their retention (with ``kube``, their event logs too where
-    this process reaches the event-log directory); returns what was dropped. The in-cluster
-    store is looked at in ``namespaces`` (None: every namespace)."""
+    """Drop the archived apps past their retention, and their event logs under
+    ``event_log_root`` (default: this process's configuration, ``history_files``); returns
+    what was dropped. The in-cluster store is looked at in ``namespaces`` (None: every one).
+
+    Identity comes from where an archive is, never from what it says: the namespace and app
+    are those of its key (the ConfigMap's namespace and name, the directory's path); an archive
+    whose ``meta.json`` names another namespace or app is skipped with a warning (anyone who
+    may create ConfigMaps can write one)."""
+    from sparkplane.lifecycle import history_files
+
     store = store or open_store(kube=kube, namespaces=namespaces)
     if store is None:
         return []
+    root = history_files.configured_root() if event_log_root == "configured" else event_log_root
     now = now or datetime.now(UTC)
     dropped = []
     try:
@@ -250,25 +270,39 @@ def prune(
         log.info("not pruning the log archive %r: %s", store, exc)
         return []
     for key in keys:
-        if not key.endswith("/" + layout.META):
+        parts = key.split("/")
+        if len(parts) != 3 or parts[2] != layout.META:
             continue
+        namespace, app = parts[0], parts[1]
         data = store.get(key)
         try:
             meta = ArchiveMeta.from_json(data) if data else None
+            layout.app_prefix(namespace, app)
         except (ValueError, TypeError, KeyError):
             continue  # never delete on a guess
-        if meta and layout.expired(meta, now):
-            store.delete_prefix(layout.app_prefix(meta.namespace, meta.app))
+        if meta is None:
+            continue
+        if (meta.namespace, meta.app) != (namespace, app):
+            log.warning(
+                "log archive of %s/%s not pruned: its meta.json names %s/%s (forged or copied?)",
+                namespace,
+                app,
+                meta.namespace,
+                meta.app,
+            )
+            continue
+        if layout.expired(meta, now):
+            store.delete_prefix(layout.app_prefix(namespace, app))
             dropped.append(meta)
-            if kube is not None and meta.app_id:
-                _drop_event_log(kube, meta)
+            if meta.app_id:
+                _drop_event_log(root, namespace, meta.app_id)
     return dropped
 
 
-def _drop_event_log(kube: Kube, meta: ArchiveMeta) -> None:
-    from sparkplane.lifecycle.history_kube import remove_event_logs
+def _drop_event_log(root: Path | None, namespace: str, app_id: str) -> None:
+    from sparkplane.lifecycle.history_files import remove_event_logs
 
     try:
-        remove_event_logs(kube, meta.namespace, [meta.app_id or ""])
-    except Exception as exc:  # the archive is pruned either way
-        log.warning("could not remove the event log of %s: %s", meta.app, exc)
+        remove_event_logs(root, namespace, [app_id])
+    except OSError as exc:  # the archive is pruned either way
+        log.warning("could not remove the event log of %s in %s: %s", app_id, namespace, exc)

@@ -26,7 +26,10 @@ KUBE = "kube"  # the in-cluster store: ConfigMaps in the app's namespace (archiv
 
 
 class FsStore:
-    """Keys are relative paths under ``root`` (made by :mod:`.archive`, checked again here)."""
+    """Keys are relative paths under ``root`` (made by :mod:`.archive`, checked again here).
+
+    Nothing is written or deleted outside ``root``: a key whose path crosses a symbolic link
+    (or resolves elsewhere) is refused with ValueError."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -40,8 +43,21 @@ class FsStore:
             raise ValueError(f"bad archive key {key!r}")
         return self.root.joinpath(*parts)
 
-    def put(self, key: str, data: bytes) -> None:
+    def _inside(self, key: str) -> Path:
+        """The path of ``key``, refused if any part below the root is a symbolic link or it
+        resolves outside the root."""
         path = self._path(key)
+        step = self.root
+        for part in path.relative_to(self.root).parts:
+            step = step / part
+            if step.is_symlink():
+                raise ValueError(f"archive key {key!r} crosses a symbolic link ({step})")
+        if self.root.exists() and not path.resolve().is_relative_to(self.root.resolve()):
+            raise ValueError(f"archive key {key!r} resolves outside {self.root}")
+        return path
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self._inside(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
@@ -64,7 +80,7 @@ class FsStore:
         )
 
     def delete_prefix(self, prefix: str) -> int:
-        base = self._path(prefix)
+        base = self._inside(prefix)
         if not base.exists():
             return 0
         count = sum(1 for p in base.rglob("*") if p.is_file())

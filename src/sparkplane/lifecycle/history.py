@@ -7,11 +7,18 @@ up``): the log directory URI (``file:/spark-events`` on a shared volume, or the 
 (hostPath or PVC), whether every app gets event logs by default, and the retention the
 History Server's cleaner applies. An app opts in with ``spark.eventLog.enabled: "true"`` (the
 directory and volume are filled in) or by the namespace default; ``"false"`` opts out.
+
+Each namespace has its own store by default (:func:`default_host_path`: ``<DEFAULT_ROOT>/<ns>``):
+a History Server shows every app of its directory, and drivers mount it read-write, so two
+namespaces on one directory would see (and could change) each other's apps.
+:func:`shared_stores` finds namespaces whose stores overlap (the CLI and the operator warn).
 Called by :mod:`.history_kube` and the CLI. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,7 +29,14 @@ MOUNT = "/spark-events"
 VOLUME = "spark-events"
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "sparkplane"}
 ENABLED = "spark.eventLog.enabled"
+#: Where the per-namespace stores of ``history up`` live on a node (the dev cluster's default).
+DEFAULT_ROOT = "/var/lib/sparkplane/spark-events"
 Obj = dict[str, Any]
+
+
+def default_host_path(namespace: str) -> str:
+    """The node directory of ``namespace``'s event logs when none is given: its own."""
+    return f"{DEFAULT_ROOT}/{namespace}"
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,36 @@ def from_configmap(cm: Obj) -> EventLogStore:
         default=data.get("default") == "true",
         retention=timedelta(seconds=int(seconds)) if seconds.isdigit() else timedelta(days=7),
     )
+
+
+def _where(store: EventLogStore) -> tuple[str, str] | None:
+    """What identifies the storage behind ``store`` across namespaces: a node path or a remote
+    URI (a PVC is per namespace; a ``file:`` directory without a volume is the pod's own)."""
+    if store.host_path:
+        return "hostPath", posixpath.normpath(store.host_path)
+    if store.claim or store.log_dir.startswith(("file:", "/")):
+        return None
+    return "logDir", store.log_dir.rstrip("/")
+
+
+def _overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    if a[0] != b[0]:
+        return False
+    x, y = a[1].rstrip("/") + "/", b[1].rstrip("/") + "/"
+    return x.startswith(y) or y.startswith(x)
+
+
+def shared_stores(stores: Iterable[tuple[str, EventLogStore]]) -> list[tuple[str, list[str]]]:
+    """The stores two or more namespaces share (the same or nested directories, the same
+    remote URI) as (what, namespaces), each namespace's ``sparkplane-history`` given as
+    ``(namespace, store)``."""
+    located = sorted((w, ns) for ns, s in stores if (w := _where(s)) is not None)
+    out: list[tuple[str, list[str]]] = []
+    for where, ns in located:
+        others = {n for w, n in located if n != ns and _overlap(w, where)}
+        if others and not any(ns in names for _, names in out):
+            out.append((f"{where[0]} {where[1]}", sorted({ns, *others})))
+    return out
 
 
 def event_log_conf(store: EventLogStore) -> dict[str, str]:

@@ -1,20 +1,19 @@
 """The History Server and event logs against the cluster: deploy or find the server, give a
 submitted app its namespace's event-log settings, and drop expired event logs.
 
-Called by ``sparkplane history`` (deploy/find/open), by ``submit`` (one call:
-:func:`with_namespace_event_log`) and by ``gc`` (:func:`remove_event_logs`, only where the
-event-log directory is a path this process can reach: a hostPath on the dev cluster's node, a
-volume mounted into the gc CronJob). Remote stores (s3a, gs, ...) are cleaned by the History
-Server's own cleaner. Objects and settings: :mod:`sparkplane.lifecycle.history`.
+Called by ``sparkplane history`` (deploy/find/open, and :func:`sharing` to warn when
+namespaces share a store) and by ``submit`` (one call: :func:`with_namespace_event_log`). The
+pruner never reads a namespace's settings to find files to delete: it deletes event logs only
+under its own configured root (:mod:`sparkplane.lifecycle.history_files`). Remote stores (s3a,
+gs, ...) are cleaned by the History Server's own cleaner. Objects and settings:
+:mod:`sparkplane.lifecycle.history`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Sequence
 
 from sparkplane.errors import ForbiddenError, NotFoundError
 from sparkplane.kube import Kube
@@ -78,28 +77,16 @@ def with_namespace_event_log(kube: Kube, app: SparkApp) -> SparkApp:
     return app.model_copy(update={"spec": app.spec.model_copy(update={"spark_conf": merged})})
 
 
-def local_dir(store: EventLogStore) -> Path | None:
-    """The event-log directory as a path here, when this process can reach it."""
-    for candidate in (store.host_path, store.log_dir.removeprefix("file:")):
-        if candidate and Path(candidate).is_dir() and candidate.startswith("/"):
-            return Path(candidate)
-    return None
-
-
-def remove_event_logs(kube: Kube, namespace: str, app_ids: Iterable[str]) -> list[str]:
-    """Delete the event logs of ``app_ids`` from the namespace's store where reachable here."""
-    ids = [i for i in app_ids if i and "/" not in i and not i.startswith(".")]
-    store = find_store(kube, namespace) if ids else None
-    where = local_dir(store) if store else None
-    if where is None:
-        return []
-    removed = []
-    for entry in where.iterdir():
-        name = entry.name.removeprefix("eventlog_v2_")
-        if any(name == i or name.startswith((f"{i}.", f"{i}_")) for i in ids):
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
-            removed.append(entry.name)
-    return removed
+def sharing(kube: Kube, namespaces: Sequence[str | None] = (None,)) -> list[tuple[str, list[str]]]:
+    """The event-log stores two or more of ``namespaces`` share (None: every namespace), from
+    their ``sparkplane-history`` ConfigMaps (raises ForbiddenError when they may not be listed)."""
+    selector = f"app.kubernetes.io/name={history.NAME}"
+    found = [
+        cm
+        for ns in namespaces
+        for cm in kube.list("v1", "ConfigMap", ns, label_selector=selector)
+        if cm["metadata"].get("name") == history.NAME
+    ]
+    return history.shared_stores(
+        (str(cm["metadata"]["namespace"]), history.from_configmap(cm)) for cm in found
+    )

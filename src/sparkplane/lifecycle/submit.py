@@ -282,6 +282,8 @@ def _same_submission(
         return None
     meta = driver["metadata"]
     namespace = meta.get("namespace") or "default"
+    if f"Pod {namespace}/{meta['name']}" in exc.rolled_back:
+        return None  # this run made the driver: the name taken was a dependent's
     current = kube.get_or_none("v1", "Pod", meta["name"], namespace)
     if current is None:
         return None

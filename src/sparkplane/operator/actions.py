@@ -1,9 +1,12 @@
 """Carry out a Decision's actions through the gateway, idempotently.
 
-Owns the I/O half of each action: creating an attempt's objects (AlreadyExists counts as done, so
-a reconcile repeated after a crash never makes a second driver, but a driver pod of that name that
-belongs to another attempt is waited for, never adopted), deleting objects (NotFound counts as
-done; pods behind a uid precondition, so only the pod that was observed is deleted), deleting the
+Owns the I/O half of each action: creating an attempt's objects (AlreadyExists counts as done
+only for an object this custom resource controls, so a reconcile repeated after a crash never
+makes a second driver; a driver pod of that name that belongs to another attempt is waited for,
+and any other object of a taken name that is not the resource's fails the attempt, naming it:
+never adopted), deleting objects (NotFound counts as done; only objects the resource controls,
+each behind a uid precondition, so neither an object someone else made under that name nor a
+newer one is ever deleted), deleting the
 custom resource behind a uid precondition, and the Kubernetes Events that record the transitions
 (one Event per status write, folding the transitions it made; posted from a small thread pool
 so a slow Event never slows a reconcile).
@@ -54,6 +57,52 @@ class DriverNameTaken(KubeError):
     """A driver pod with this attempt's name exists but belongs to something else (retry later)."""
 
 
+def controller_uid(obj: Mapping[str, Any] | None) -> str | None:
+    """The uid of ``obj``'s controller (its ownerReference with ``controller: true``)."""
+    for ref in ((obj or {}).get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref.get("uid") or "") or None
+    return None
+
+
+def _same_name_earlier_owner(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """``found``'s controller has the kind and name of ``wanted``'s (but another uid)."""
+
+    def controller(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("controller"):
+                return str(ref.get("kind")), str(ref.get("name"))
+        return None
+
+    mine = controller(wanted)
+    return mine is not None and controller(found) == mine
+
+
+def _describe(kind: str, namespace: str, name: str) -> str:
+    return f"{kind} {namespace}/{name}"
+
+
+def _check_ours(kube: Kube, obj: Mapping[str, Any], action: CreateResources) -> None:
+    """An object of this name exists: done if this custom resource controls it, else refused
+    (never adopted: releasing the app would delete it)."""
+    meta = obj["metadata"]
+    found = kube.get_or_none(obj["apiVersion"], obj["kind"], meta["name"], action.namespace)
+    what = _describe(obj["kind"], action.namespace, meta["name"])
+    if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
+        raise ConflictError(f"{what} is being deleted; retrying")
+    owner = controller_uid(found)
+    if owner != action.owner_uid and _same_name_earlier_owner(found, obj):
+        # a deleted and re-created resource: its predecessor's objects go with the garbage
+        # collector (their owner, of this very name, no longer exists); wait for them
+        raise ConflictError(f"{what} still belongs to an earlier resource of this name; retrying")
+    if owner != action.owner_uid:
+        raise CreateRejected(
+            f"{what} already exists and is not this resource's (it is not its controller): "
+            "the operator neither adopts nor deletes it; choose another name (configMapSpecs, "
+            "driverServiceIngressList) or remove that object"
+        )
+
+
 def run(kube: Kube, actions: tuple[Action, ...], pool: Executor | None = None) -> None:
     """Execute ``actions`` in order (raises CreateRejected or a retryable error).
 
@@ -85,6 +134,8 @@ def create(kube: Kube, action: CreateResources, pool: Executor | None = None) ->
         except AlreadyExistsError:
             if obj.get("kind") == "Pod":
                 _check_same_attempt(kube, obj, action)
+            elif action.owner_uid:
+                _check_ours(kube, obj, action)
         except ConflictError:
             raise
         except KubeError as exc:
@@ -113,10 +164,36 @@ def _check_same_attempt(kube: Kube, obj: Mapping[str, Any], action: CreateResour
 
 
 def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) -> None:
+    """Delete ``action``'s refs: with ``owner_uid``, each is read and deleted only if that uid
+    controls it, behind a precondition on the uid read; pods seen by the reconciler behind the
+    uid seen. The driver pods among them are archived first."""
     uids = dict(action.uids)
 
-    def one(ref: tuple[str, str, str]) -> None:
+    def resolve(ref: tuple[str, str, str]) -> tuple[tuple[str, str, str], str | None] | None:
         api_version, kind, name = ref
+        known = uids.get(name) if kind == "Pod" else None
+        if known or not action.owner_uid:
+            return ref, known
+        found = kube.get_or_none(api_version, kind, name, action.namespace)
+        if found is None:
+            return None
+        if controller_uid(found) != action.owner_uid:
+            log.warning(
+                "not deleting %s: it is not this resource's",
+                _describe(kind, action.namespace, name),
+            )
+            return None
+        return ref, str(found["metadata"].get("uid") or "") or None
+
+    targets: list[tuple[tuple[str, str, str], str | None]] = []
+
+    def look(ref: tuple[str, str, str]) -> None:
+        found = resolve(ref)
+        if found is not None:
+            targets.append(found)
+
+    def one(target: tuple[tuple[str, str, str], str | None]) -> None:
+        (api_version, kind, name), uid = target
         try:
             kube.delete(
                 api_version,
@@ -124,15 +201,18 @@ def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) ->
                 name,
                 action.namespace,
                 grace_period_seconds=action.grace_period_seconds if kind == "Pod" else None,
-                uid=uids.get(name) if kind == "Pod" else None,
+                uid=uid,
             )
         except NotFoundError:
             pass
         except ConflictError:  # uid precondition: a newer object of that name, not ours to delete
             log.info("not deleting %s %s/%s: it was replaced", kind, action.namespace, name)
 
-    archive_refs(kube, action.namespace, action.refs, "released by the operator")  # logs first
-    _each(pool, one, list(action.refs))
+    _each(pool, look, list(action.refs))
+    order = {ref: i for i, ref in enumerate(action.refs)}
+    targets.sort(key=lambda t: order[t[0]])
+    archive_refs(kube, action.namespace, [r for r, _ in targets], "released by the operator")
+    _each(pool, one, targets)
 
 
 def delete_custom_resource(kube: Kube, action: DeleteCustomResource) -> None:

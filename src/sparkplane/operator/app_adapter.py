@@ -5,7 +5,10 @@ created; an executor is mapped to its app through its owning driver pod), the to
 deleted driver pods (their last state, so an evicted driver that vanished at once is still seen
 as evicted; kept 10 minutes), the pod templates read from ``podTemplateFile``, and the one live
 read the state machine may ask for (``check_driver``: is a driver absent from the cache really
-gone?). Decisions come from the pure :func:`~sparkplane.operator.reconciler.decide`.
+gone?). The index is by name; what a resource observes is by identity (:func:`of_resource`):
+only drivers its uid controls and executors of those drivers, so a SparkApplication deleted and
+created again under the same name never sees its predecessor's pods (same names: attempt ids
+derive from the name). Decisions come from the pure :func:`~sparkplane.operator.reconciler.decide`.
 
 Called by the runner (through :mod:`sparkplane.operator.loop`). Writes nothing.
 """
@@ -35,6 +38,30 @@ TOMBSTONE_SECONDS = 600.0
 
 
 NO_TEMPLATE_FILES = TemplateDirLoader(None)  # reads no local file (see operator.podtemplates)
+
+
+def _owner_uids(pod: Obj, kind: str) -> set[str]:
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return {str(r.get("uid")) for r in refs if r.get("kind") == kind and r.get("uid")}
+
+
+def of_resource(
+    uid: str, pods: Sequence[Obj], tombstones: Sequence[Obj]
+) -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
+    """The pods and tombstones of the resource ``uid``: pods it owns (its drivers) and pods
+    owned by one of those drivers (their executors; Spark gives every executor that reference).
+    A pod with neither (say, a predecessor's driver orphaned by its deletion) is not its.
+    No ``uid``: everything."""
+    if not uid:
+        return tuple(pods), tuple(tombstones)
+
+    def direct(pod: Obj) -> bool:
+        return uid in _owner_uids(pod, APP)
+
+    graves = tuple(p for p in tombstones if direct(p))
+    drivers = {str((p.get("metadata") or {}).get("uid")) for p in (*pods, *graves) if direct(p)}
+    kept = tuple(p for p in pods if direct(p) or _owner_uids(p, "Pod") & drivers)
+    return kept, graves
 
 
 class AppAdapter:
@@ -130,6 +157,7 @@ class AppAdapter:
         with self._lock:
             pods = tuple(self._pods.get(key, {}).values())
             graves = tuple(p for _, p in self._tombstones.get(key, {}).values())
+        pods, graves = of_resource(str(meta.get("uid") or ""), pods, graves)
         templates: dict[str, Obj] = {}
         for role, path in template_files(cr).items():
             loaded = self.template_loader(path)
@@ -143,6 +171,9 @@ class AppAdapter:
         if decision.check_driver:  # absent from the cache: a live read before concluding
             namespace = str(cr["metadata"]["namespace"])
             pod = self.kube.get_or_none("v1", "Pod", decision.check_driver, namespace)
+            uid = str(cr["metadata"].get("uid") or "")
+            if pod is not None and uid and uid not in _owner_uids(pod, APP):
+                pod = None  # a predecessor's driver of the same name: not this resource's
             pods = (*observed.pods, pod) if pod else observed.pods
             observed = replace(observed, pods=pods, driver_absent=pod is None)
             decision = decide(cr, observed, self.clock(), self.settings)

@@ -100,6 +100,7 @@ def decide_cluster(
         transitions.append(Transition(None, C.SUBMITTED, "created", now))
     state = st.current_summary(status, cluster=True)
     namespace = str(cr["metadata"].get("namespace") or "default")
+    owner_uid = str(cr["metadata"].get("uid") or "")  # only its own objects are adopted/deleted
     action_list: list[Any] = []
     requeue: float | None = None
     try:
@@ -121,7 +122,7 @@ def decide_cluster(
         else:
             master, worker = statefulsets.get("master"), statefulsets.get("worker")
             if master is None or worker is None:
-                action_list.append(CreateResources(namespace, objects, ""))
+                action_list.append(CreateResources(namespace, objects, "", owner_uid))
             spec = SparkClusterSpec.model_validate(cr.get("spec") or {})
             minimum = spec.cluster_tolerations.instance_config.min_workers
             if _ready(master) >= 1 and _ready(worker) >= minimum:
@@ -137,7 +138,7 @@ def decide_cluster(
             go(C.FAILED, broken)
             state = C.FAILED
     if state in st.CLUSTER_FAILURES:
-        action_list.append(DeleteResources(namespace, refs))
+        action_list.append(DeleteResources(namespace, refs, owner_uid=owner_uid))
         go(C.RESOURCE_RELEASED, "Cluster resources released")
     changed = status != (cr.get("status") or None)
     return Decision(

@@ -32,12 +32,15 @@ class CreateResources:
     """Create ``objects`` in order; AlreadyExists is success (the names are deterministic).
 
     ``app_id`` identifies the attempt: an existing driver pod with another ``spark-app-selector``
-    is a leftover of something else, and creation must wait for it to go.
+    is a leftover of something else, and creation must wait for it to go. ``owner_uid`` (the
+    custom resource's): an existing object of a name it asked for counts as done only when its
+    controller is that uid; anything else is not adopted and the attempt fails.
     """
 
     namespace: str
     objects: tuple[Obj, ...]
     app_id: str
+    owner_uid: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,16 @@ class DeleteResources:
     ``grace_period_seconds`` 0 forces the deletion (after forceTerminationGracePeriodMillis).
     ``uids``: (name, uid) of objects as observed; their deletes carry a uid precondition, so a
     replica deciding from a stale cache can never delete a newer object of the same name.
+    ``owner_uid`` (the custom resource's): every other ref is read first and deleted only when
+    its controller is that uid, behind a precondition on the uid read (never an object of that
+    name made by someone else).
     """
 
     namespace: str
     refs: tuple[tuple[str, str, str], ...]
     grace_period_seconds: int | None = None
     uids: tuple[tuple[str, str], ...] = ()
+    owner_uid: str = ""
 
 
 @dataclass(frozen=True)

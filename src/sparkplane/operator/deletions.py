@@ -11,6 +11,10 @@ Not covered (documented in docs/history.md): deletion with grace period 0 (``--f
 pod is gone before any event), a lost node (no kubelet serves the log), a namespace deleted
 (its ConfigMaps go with it), and any time the operator is down or not leading. Called by
 :class:`sparkplane.operator.runner.Operator`; only on the leader (writes are fenced anyway).
+
+Each prune round also looks for namespaces sharing one event-log store (:func:`warn_shared`):
+their History Servers show each other's apps, so it logs a warning and posts a Warning Event
+(``SharedEventLogStore``) on each one's ``sparkplane-history`` ConfigMap, once per operator run.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from concurrent.futures import Executor
 from datetime import UTC, datetime
 from typing import Any
 
+from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
+from sparkplane.lifecycle import history, history_kube
 from sparkplane.lifecycle.archive_logs import app_name_of, archive_driver, archived_meta, prune
 from sparkplane.lifecycle.archive_store import open_store
 
@@ -59,13 +65,14 @@ class DeletionArchiver:
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
         self._last_prune = time.monotonic()
+        self._warned: set[tuple[str, tuple[str, ...]]] = set()
 
     def tick(self) -> None:
         """Called every few seconds: prunes the archive every ``prune_seconds`` (leader only)."""
         now = time.monotonic()
         if now - self._last_prune >= self.prune_seconds and self.may_act():
             self._last_prune = now
-            self.pool.submit(prune_round, self.kube, self.namespaces)
+            self.pool.submit(prune_round, self.kube, self.namespaces, self._warned)
 
     def ours(self, uid: str) -> None:
         """The operator itself deletes the pod ``uid`` (the sweeper removing an attempt that is
@@ -105,9 +112,15 @@ class DeletionArchiver:
             log.info("archived the log of %s/%s, deleted by someone else", namespace, name)
 
 
-def prune_round(kube: Kube, namespaces: tuple[str | None, ...]) -> None:
-    """Drop the archived apps past their retention in the watched namespaces; never raises."""
+def prune_round(
+    kube: Kube,
+    namespaces: tuple[str | None, ...],
+    warned: set[tuple[str, tuple[str, ...]]] | None = None,
+) -> None:
+    """Drop the archived apps past their retention in the watched namespaces, and warn about
+    shared event-log stores; never raises."""
     scope = None if None in namespaces else [ns for ns in namespaces if ns]
+    warn_shared(kube, namespaces, set() if warned is None else warned)
     try:
         dropped = prune(datetime.now(UTC), kube=kube, namespaces=scope)
     except Exception as exc:  # retried at the next round
@@ -115,3 +128,56 @@ def prune_round(kube: Kube, namespaces: tuple[str | None, ...]) -> None:
         return
     for meta in dropped:
         log.info("log archive of %s/%s expired: deleted", meta.namespace, meta.app)
+
+
+def warn_shared(
+    kube: Kube, namespaces: tuple[str | None, ...], warned: set[tuple[str, tuple[str, ...]]]
+) -> list[tuple[str, list[str]]]:
+    """Log and record (an Event on each ``sparkplane-history`` ConfigMap) every event-log store
+    two or more watched namespaces share, once per store and set of namespaces."""
+    try:
+        shared = history_kube.sharing(kube, namespaces)
+    except KubeError as exc:
+        log.info("could not check the namespaces' event-log stores: %s", exc)
+        return []
+    for what, names in shared:
+        key = (what, tuple(names))
+        if key in warned:
+            continue
+        warned.add(key)
+        message = (
+            f"namespaces {', '.join(names)} share one event-log store ({what}): each one's "
+            "History Server lists the others' apps and their drivers can change them; give "
+            "each namespace its own (`sparkplane history up -n NS` without --host-path)"
+        )
+        log.warning("%s", message)
+        for namespace in names:
+            try:
+                kube.create(_shared_event(namespace, message))
+            except KubeError as exc:  # an Event is best effort
+                log.info("could not post the event in %s: %s", namespace, exc)
+    return shared
+
+
+def _shared_event(namespace: str, message: str) -> Obj:
+    when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{history.NAME}.", "namespace": namespace},
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": history.NAME,
+            "namespace": namespace,
+        },
+        "reason": "SharedEventLogStore",
+        "message": message,
+        "type": "Warning",
+        "source": {"component": "sparkplane-operator"},
+        "reportingComponent": "sparkplane-operator",
+        "reportingInstance": "sparkplane-operator",
+        "firstTimestamp": when,
+        "lastTimestamp": when,
+        "count": 1,
+    }

@@ -81,6 +81,10 @@ class _Pass:
         return found if isinstance(found, A) else None
 
     @property
+    def owner_uid(self) -> str:
+        return str(self.meta.get("uid") or "")
+
+    @property
     def attempt(self) -> int:
         return attempt_of(self.status)
 
@@ -137,7 +141,9 @@ class _Pass:
         driver = self.driver()
         meta = (driver.pod or {}).get("metadata") or {}
         uids = ((str(meta["name"]), str(meta["uid"])),) if driver.exists and meta.get("uid") else ()
-        return DeleteResources(self.namespace, self.refs(), grace_period_seconds, uids)
+        return DeleteResources(
+            self.namespace, self.refs(), grace_period_seconds, uids, self.owner_uid
+        )
 
     # -- deciding -------------------------------------------------------------------------
     def go(self, dst: A, message: str, *, driver: DriverView | None = None) -> None:
@@ -228,7 +234,7 @@ def _initialize(p: _Pass, state: A) -> bool:
         dst = A.FAILED if state == A.SUBMITTED else A.SCHEDULING_FAILURE
         p.go(dst, f"Spec rejected: {built}")
         return True
-    p.actions.append(CreateResources(p.namespace, built.objects, built.app_id))
+    p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
     p.creating = True
     p.go(A.DRIVER_REQUESTED, f"Driver pod {built.driver_name} requested")
     return True
@@ -247,7 +253,7 @@ def _driver_vanished(p: _Pass, state: A, driver: DriverView) -> bool:
         # the creates): create it now. Deterministic names make a concurrent create collide.
         built = p.built()
         if isinstance(built, AttemptResources):
-            p.actions.append(CreateResources(p.namespace, built.objects, built.app_id))
+            p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
             p.creating = True
             p.requeue_in(p.settings.missing_driver_grace_seconds)
             return False

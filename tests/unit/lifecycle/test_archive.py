@@ -119,7 +119,7 @@ def test_prune_drops_only_expired_apps(tmp_path: Path) -> None:
     _archived(store, _meta("old", ago=timedelta(hours=2)), "x\n")
     _archived(store, _meta("new", ago=timedelta(seconds=1)), "y\n")
     store.put("jobs/broken/meta.json", b"not json")
-    dropped = prune(NOW, store)
+    dropped = prune(NOW, store, event_log_root=None)
     assert [m.app for m in dropped] == ["old"]
     assert store.get("jobs/new/driver.log") == b"y\n"
     assert store.get("jobs/broken/meta.json") == b"not json"  # never delete on a guess

@@ -308,8 +308,9 @@ def test_extra_resources() -> None:
         ],
     )
     out = _apply(ExtraResourcesStep(), make_conf(app))
-    assert [o["metadata"]["name"] for o in out.pre_resources] == ["extra"]
-    (svc,) = out.resources
+    assert out.pre_resources == ()  # owned by the driver from the start: nothing can leak
+    cm, svc = out.resources
+    assert (cm["kind"], cm["metadata"]["name"], cm["data"]) == ("ConfigMap", "extra", {"k": "v"})
     assert svc["spec"]["selector"]["spark-app-selector"] == IDS.app_id
 
 

@@ -1,8 +1,13 @@
 """Operator-style extra resources: ``configMapSpecs`` and ``driverServiceIngressList``.
 
-``configMapSpecs`` become ConfigMaps created before the driver (pre-resources), as the
-operator does; each ``driverServiceIngressList`` entry becomes a Service (selector defaults to
-the driver's labels) and, with an ``ingressSpec``, an Ingress. Pure.
+``configMapSpecs`` become ConfigMaps created with the driver's other dependents, owned by the
+driver pod from the moment they exist (the kubelet waits for a ConfigMap volume that is not
+there yet): a submission killed before its driver exists leaves none behind, one killed after
+it is completed by a retry or removed by ``gc``, and a name that is taken fails the submission
+instead of adopting someone else's ConfigMap. (Apache's operator creates them before the driver;
+sparkplane's operator creates every object before the driver, owned by the SparkApplication.)
+Each ``driverServiceIngressList`` entry becomes a Service (selector defaults to the driver's
+labels) and, with an ``ingressSpec``, an Ingress. Pure.
 """
 
 from __future__ import annotations
@@ -18,15 +23,14 @@ class ExtraResourcesStep:
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
         spec = conf.app.spec
-        pre: list[Obj] = []
+        post: list[Obj] = []
         for cm in spec.config_map_specs:
             meta: Obj = {"name": cm.name, "labels": dict(cm.labels)}
             if cm.annotations:
                 meta["annotations"] = dict(cm.annotations)
-            pre.append(
+            post.append(
                 {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": dict(cm.data)}
             )
-        post: list[Obj] = []
         for entry in spec.driver_service_ingress_list:
             svc_spec = clone(entry.service_spec)
             svc_spec.setdefault("selector", conf.driver_labels())
@@ -47,4 +51,4 @@ class ExtraResourcesStep:
                         "spec": clone(entry.ingress_spec),
                     }
                 )
-        return state.evolve(pre_resources=pre, resources=post)
+        return state.evolve(resources=post)
