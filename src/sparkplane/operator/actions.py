@@ -41,6 +41,7 @@ from sparkplane.operator.decision import (
     DeleteResources,
     Transition,
 )
+from sparkplane.security import podpolicy
 
 log = logging.getLogger(__name__)
 _REJECTED_CODES = frozenset({400, 403, 404, 422})
@@ -78,7 +79,28 @@ def _each(pool: Executor | None, fn: Callable[[Any], None], items: list[Any]) ->
         future.result()  # re-raises the first error
 
 
+def refuse_by_policy(kube: Kube, action: CreateResources) -> None:
+    """Before anything is created: the pod policy's defaults (pure, every namespace), then the
+    namespace's own admission policies on a server-side dry run of each pod (issue 26: the
+    operator must not create for a CR author what Kubernetes would refuse them)."""
+    problems = podpolicy.check_objects(action.objects)
+    if problems:
+        details = "; ".join(str(p) for p in problems)
+        raise CreateRejected(f"refused by the pod policy (docs/security.md): {details}")
+    for pod in podpolicy.pods_to_admit(action.objects):
+        try:
+            kube.create(dict(pod), namespace=action.namespace, dry_run=True)
+        except (AlreadyExistsError, ConflictError):
+            pass  # a reconcile after a crash: create() decides
+        except KubeError as exc:
+            if exc.code in _REJECTED_CODES:
+                raise CreateRejected(f"refused by the API server's admission: {exc}") from exc
+            raise
+
+
 def create(kube: Kube, action: CreateResources, pool: Executor | None = None) -> None:
+    refuse_by_policy(kube, action)
+
     def one(obj: dict[str, Any]) -> None:
         try:
             kube.create(obj, namespace=action.namespace)
