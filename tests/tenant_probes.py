@@ -552,6 +552,7 @@ def _pod(
     spec: Obj = {
         "serviceAccountName": account,
         "containers": [container],
+        "terminationGracePeriodSeconds": 0,
     }
     if host_network:
         spec["hostNetwork"] = True
