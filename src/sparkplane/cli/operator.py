@@ -153,6 +153,16 @@ def run(
             "(default: none; use spec.driverSpec/executorSpec.podTemplateSpec).",
         ),
     ] = None,
+    pod_policy_allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pod-policy-allow",
+            help="A pod policy check this operator does not apply (repeatable; docs/security.md): "
+            "privileged, host-namespaces, host-path, capabilities, privilege-escalation, "
+            "system-priority.",
+            show_default=False,
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
     """Run the operator in this process until interrupted."""
@@ -178,6 +188,7 @@ def run(
         identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
         pod_template_dir=pod_template_dir,
+        pod_policy_allow=tuple(pod_policy_allow or ()),
     )
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")

@@ -55,7 +55,13 @@ class DriverNameTaken(KubeError):
     """A driver pod with this attempt's name exists but belongs to something else (retry later)."""
 
 
-def run(kube: Kube, actions: tuple[Action, ...], pool: Executor | None = None) -> None:
+def run(
+    kube: Kube,
+    actions: tuple[Action, ...],
+    pool: Executor | None = None,
+    *,
+    allow: tuple[str, ...] = (),
+) -> None:
     """Execute ``actions`` in order (raises CreateRejected or a retryable error).
 
     With a ``pool``, the independent requests of one action go out in parallel: the objects the
@@ -63,7 +69,7 @@ def run(kube: Kube, actions: tuple[Action, ...], pool: Executor | None = None) -
     """
     for action in actions:
         if isinstance(action, CreateResources):
-            create(kube, action, pool)
+            create(kube, action, pool, allow=allow)
         elif isinstance(action, DeleteResources):
             delete(kube, action, pool)
         elif isinstance(action, DeleteCustomResource):
@@ -79,11 +85,11 @@ def _each(pool: Executor | None, fn: Callable[[Any], None], items: list[Any]) ->
         future.result()  # re-raises the first error
 
 
-def refuse_by_policy(kube: Kube, action: CreateResources) -> None:
+def refuse_by_policy(kube: Kube, action: CreateResources, allow: tuple[str, ...] = ()) -> None:
     """Before anything is created: the pod policy's defaults (pure, every namespace), then the
     namespace's own admission policies on a server-side dry run of each pod (issue 26: the
     operator must not create for a CR author what Kubernetes would refuse them)."""
-    problems = podpolicy.check_objects(action.objects)
+    problems = podpolicy.check_objects(action.objects, allow=allow)
     if problems:
         details = "; ".join(str(p) for p in problems)
         raise CreateRejected(f"refused by the pod policy (docs/security.md): {details}")
@@ -98,8 +104,14 @@ def refuse_by_policy(kube: Kube, action: CreateResources) -> None:
             raise
 
 
-def create(kube: Kube, action: CreateResources, pool: Executor | None = None) -> None:
-    refuse_by_policy(kube, action)
+def create(
+    kube: Kube,
+    action: CreateResources,
+    pool: Executor | None = None,
+    *,
+    allow: tuple[str, ...] = (),
+) -> None:
+    refuse_by_policy(kube, action, allow)
 
     def one(obj: dict[str, Any]) -> None:
         try:
