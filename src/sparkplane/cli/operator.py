@@ -17,12 +17,14 @@ import typer
 
 from sparkplane.cli.console import out, progress
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.operator import deploy
 from sparkplane.operator.install import apply_objects, install_crds
 from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
+from sparkplane.security.podpolicy import CHECK_NAMES
 
 app = typer.Typer(
     help="The spark.apache.org operator: SparkApplication and SparkCluster.",
@@ -170,6 +172,12 @@ def run(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    unknown = sorted(set(pod_policy_allow or ()) - set(CHECK_NAMES))
+    if unknown:
+        raise ValidationError(
+            [Problem("--pod-policy-allow", f"unknown check(s) {unknown}", f"one of {CHECK_NAMES}")],
+            subject="operator flags",
+        )
     kube = Kube(connect(in_cluster=True)) if in_cluster else make_kube(kubeconfig, context)
     if install_crds_first:
         install_crds(kube)
