@@ -33,6 +33,7 @@ import yaml
 from sparkplane.client import SparkPlane
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube, connect
+from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings
 from sparkplane.security.kubeconfig import mint_kubeconfig
@@ -70,12 +71,18 @@ class Tenant:
     driver_pod: Obj = field(default_factory=dict)
     neighbour_driver: Obj = field(default_factory=dict)
     neighbour_executor: Obj = field(default_factory=dict)
+    pod_security: str | None = None
+    """Pod Security Admission level; ``privileged`` leaves the admission policy alone."""
 
     # -- set-up (as the platform admin) ------------------------------------------------------
     def setup(self) -> Tenant:
         ns = self.namespace
-        SparkPlane(self.admin, ns).tenant_setup(ns, secrets=(ALLOWED_SECRET,))
-        for obj in bodies(render(Identity.OPERATOR, ns)):
+        install_crds(self.admin)  # what `sparkplane operator install` does first
+        SparkPlane(self.admin, ns).tenant_setup(
+            ns, secrets=(ALLOWED_SECRET,), pod_security=self.pod_security
+        )
+        # the operator's shipped RBAC, and the gc identity whose account the finding ran pods as
+        for obj in [*bodies(render(Identity.OPERATOR, ns)), *bodies(render(Identity.GC, ns))]:
             self.admin.apply(obj)
         for obj in _apps_only_role(ns):
             self.admin.apply(obj)
@@ -107,13 +114,13 @@ class Tenant:
 
     def _wait_policy_active(self, timeout: float = 60) -> None:
         """Admission policies load asynchronously: wait until a privileged pod is refused."""
-        probe = _pod(self.namespace, "policy-ready", privileged=True)
+        probe = _pod(self.namespace, "policy-ready", account="default")
         deadline = time.monotonic() + timeout
         while True:
             try:
                 self.admin.create(probe, dry_run=True)
             except KubeError as exc:
-                if "sparkplane" in str(exc) or "tenant pod policy" in str(exc):
+                if "serviceAccountName" in str(exc):
                     return
                 raise
             if time.monotonic() > deadline:
@@ -192,47 +199,43 @@ class Tenant:
         """A SparkApplication from ``apps_only``: the operator must refuse it, creating no pod."""
         self.identities["apps_only"].create(app, namespace=self.namespace)
         app_name = app["metadata"]["name"]
-        cr = _wait(lambda: self._state(app_name, "SchedulingFailure", "DriverRequested"), 60)
-        state = (((cr or {}).get("status") or {}).get("currentState") or {}).get(
-            "currentStateSummary"
-        )
-        message = str((((cr or {}).get("status") or {}).get("currentState") or {}).get("message"))
+        failure = _wait(lambda: self._failure(API, "SparkApplication", app_name), 60)
+        selector = f"spark.operator/spark-app-name={app_name}"
         made = [
             p["metadata"]["name"]
-            for p in self.admin.list(
-                "v1",
-                "Pod",
-                self.namespace,
-                label_selector=f"spark.operator/spark-app-name={app_name}",
-            )
+            for p in self.admin.list("v1", "Pod", self.namespace, label_selector=selector)
         ]
-        refused = state == "SchedulingFailure" and not made
-        return Outcome(1, f"SparkApplication: {name}", "apps_only", refused, bool(made), message)
+        refused = failure is not None and not made
+        detail = str((failure or {}).get("message"))
+        return Outcome(1, f"SparkApplication: {name}", "apps_only", refused, bool(made), detail)
 
     def cluster_probe(self) -> Outcome:
         """A privileged hostNetwork SparkCluster master with allowPrivilegeEscalation."""
         name = "hostile-cluster"
         self.identities["apps_only"].create(_hostile_cluster(name), namespace=self.namespace)
-
-        def decided() -> Obj | None:
-            cr = self.admin.get_or_none(API, "SparkCluster", name, self.namespace)
-            state = (((cr or {}).get("status") or {}).get("currentState") or {}).get(
-                "currentStateSummary"
-            )
-            return cr if state and state != "Submitted" else None
-
-        cr = _wait(decided, 60)
-        current = ((cr or {}).get("status") or {}).get("currentState") or {}
-        made = self._exists("apps/v1", "StatefulSet", f"{name}-master")
-        refused = current.get("currentStateSummary") == "SchedulingFailure" and not made
+        failure = _wait(lambda: self._failure(API, "SparkCluster", name), 60)
+        made = any(
+            self._exists("apps/v1", "StatefulSet", f"{name}-{role}")
+            for role in ("master", "worker")
+        )
+        refused = failure is not None and not made
         return Outcome(
             1,
             "SparkCluster: privileged hostNetwork master",
             "apps_only",
             refused,
             made,
-            str(current.get("message")),
+            str((failure or {}).get("message")),
         )
+
+    def _failure(self, api: str, kind: str, name: str) -> Obj | None:
+        """The ``SchedulingFailure`` entry of the resource's state history, once there is one."""
+        cr = self.admin.get_or_none(api, kind, name, self.namespace)
+        history = ((cr or {}).get("status") or {}).get("stateTransitionHistory") or {}
+        for entry in history.values():
+            if (entry or {}).get("currentStateSummary") == "SchedulingFailure":
+                return dict(entry)
+        return None
 
     def delete_neighbour_probe(self) -> Outcome:
         name = self.neighbour_executor["metadata"]["name"]
@@ -310,13 +313,6 @@ class Tenant:
     def _exists(self, api: str, kind: str, name: str) -> bool:
         found = self.admin.get_or_none(api, kind, name, self.namespace)
         return found is not None and not (found.get("metadata") or {}).get("deletionTimestamp")
-
-    def _state(self, name: str, *states: str) -> Obj | None:
-        cr = self.admin.get_or_none(API, "SparkApplication", name, self.namespace)
-        current = (((cr or {}).get("status") or {}).get("currentState") or {}).get(
-            "currentStateSummary"
-        )
-        return cr if current in states else None
 
 
 def figures(outcomes: list[Outcome]) -> dict[str, int]:
@@ -409,13 +405,20 @@ def _template(**spec: Any) -> Obj:
     return {"spec": {"containers": [container], **spec}}
 
 
-def _app(name: str, *, template: Obj | None = None, conf: dict[str, str] | None = None) -> Obj:
+def _app(
+    name: str,
+    *,
+    template: Obj | None = None,
+    conf: dict[str, str] | None = None,
+    account: str | None = "spark-driver",
+) -> Obj:
+    """A SparkApplication; ``account`` None leaves the service account to the pod template."""
     spark_conf = {
         "spark.kubernetes.container.image": IMAGE,
         "spark.executor.instances": "0",
         "spark.kubernetes.driver.request.cores": "10m",
         "spark.driver.memory": "128m",
-        "spark.kubernetes.authenticate.driver.serviceAccountName": "spark-driver",
+        **({"spark.kubernetes.authenticate.driver.serviceAccountName": account} if account else {}),
         **(conf or {}),
     }
     spec: Obj = {
@@ -448,7 +451,7 @@ def _hostile_specs(ns: str) -> dict[str, Obj]:
             "h-escalate", template=_template(securityContext={"allowPrivilegeEscalation": True})
         ),
         "driver as sparkplane-gc (podTemplateSpec)": _app(
-            "h-gc", template=_template(serviceAccountName="sparkplane-gc")
+            "h-gc", template=_template(serviceAccountName="sparkplane-gc"), account=None
         ),
         "driver as sparkplane-client (sparkConf)": _app(
             "h-client",

@@ -15,9 +15,12 @@ from sparkplane.kube import Kube
 from tests.tenant_probes import Outcome, Tenant, figures
 
 
-@pytest.fixture
-def tenant(kube: Kube, namespace: str, tmp_path: Path) -> Iterator[Tenant]:
-    made = Tenant(kube, namespace, tmp_path).setup()
+@pytest.fixture(params=["baseline", "privileged"])
+def tenant(
+    kube: Kube, namespace: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Tenant]:
+    """A tenant namespace; with Pod Security ``privileged`` the admission policy stands alone."""
+    made = Tenant(kube, namespace, tmp_path, pod_security=request.param).setup()
     yield made
     made.close()
 
