@@ -26,40 +26,64 @@ from tests.tenant_probes import Outcome, Tenant, figures
 from sparkplane.kube import Kube, connect
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kubeconfig", required=True, help="an admin's kubeconfig")
-    args = parser.parse_args()
-    admin = Kube(connect(kubeconfig=args.kubeconfig))
+def run(admin: Kube, pod_security: str) -> tuple[list[Outcome], list[str]]:
+    """Every probe in a fresh tenant namespace (deleted afterwards)."""
     namespace = f"sp-probes-{uuid.uuid4().hex[:6]}"
     admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    outcomes: list[Outcome] = []
-    started = time.monotonic()
     try:
         while admin.get_or_none("v1", "ServiceAccount", "default", namespace) is None:
             time.sleep(0.2)
         with tempfile.TemporaryDirectory() as work:
-            tenant = Tenant(admin, namespace, Path(work)).setup()
+            tenant = Tenant(
+                admin,
+                namespace,
+                Path(work),
+                pod_security=pod_security,
+                enforce=pod_security != "none",
+            ).setup()
             try:
                 with tenant.operator():
                     outcomes = [probe() for probe in tenant.probes()]
-                control = tenant.control()
+                    control = tenant.control()
             finally:
                 tenant.close()
     finally:
         admin.delete("v1", "Namespace", namespace)
-        admin.close()
-    for o in outcomes:
-        verdict = "refused" if o.refused else "ALLOWED"
-        flag = " ESCALATION" if o.escalated else ""
-        print(f"finding {o.finding}  {o.identity:15} {verdict}{flag}  {o.name}\n    {o.detail}")
-    numbers = figures(outcomes)
-    print(
-        f"\nprobes tried: {numbers['tried']}  refused: {numbers['refused']}  "
-        f"escalations: {numbers['escalations']}  ({time.monotonic() - started:.0f} s)"
+    return outcomes, control
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kubeconfig", required=True, help="an admin's kubeconfig")
+    parser.add_argument(
+        "--pod-security",
+        action="append",
+        help="Pod Security level(s) of the tenant namespace (default: baseline, then privileged: "
+        "the admission policy alone); none: a namespace NOT set up (the figures before)",
     )
-    print("control (the driver's own executor): " + ("ok" if not control else "; ".join(control)))
-    return 1 if numbers["escalations"] or control else 0
+    args = parser.parse_args()
+    admin = Kube(connect(kubeconfig=args.kubeconfig))
+    failed = False
+    try:
+        for level in args.pod_security or ["baseline", "privileged"]:
+            started = time.monotonic()
+            outcomes, control = run(admin, level)
+            print(f"== tenant namespace with Pod Security {level!r} ==")
+            for o in outcomes:
+                verdict = "refused" if o.refused else "ALLOWED"
+                flag = " ESCALATION" if o.escalated else ""
+                print(f"finding {o.finding}  {o.identity:15} {verdict}{flag}  {o.name}")
+                print(f"    {o.detail[:240]}")
+            numbers = figures(outcomes)
+            print(
+                f"probes tried: {numbers['tried']}  refused: {numbers['refused']}  "
+                f"escalations: {numbers['escalations']}  ({time.monotonic() - started:.0f} s)"
+            )
+            print("control (own executor, a plain app's driver): " + ("; ".join(control) or "ok"))
+            failed = failed or bool(numbers["escalations"] or control)
+    finally:
+        admin.close()
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -73,14 +73,21 @@ class Tenant:
     neighbour_executor: Obj = field(default_factory=dict)
     pod_security: str | None = None
     """Pod Security Admission level; ``privileged`` leaves the admission policy alone."""
+    enforce: bool = True
+    """False: the namespace is NOT set up (only the client and driver roles): the "before"."""
 
     # -- set-up (as the platform admin) ------------------------------------------------------
     def setup(self) -> Tenant:
         ns = self.namespace
         install_crds(self.admin)  # what `sparkplane operator install` does first
-        SparkPlane(self.admin, ns).tenant_setup(
-            ns, secrets=(ALLOWED_SECRET,), pod_security=self.pod_security
-        )
+        if self.enforce:
+            SparkPlane(self.admin, ns).tenant_setup(
+                ns, secrets=(ALLOWED_SECRET,), pod_security=self.pod_security
+            )
+        else:
+            for identity in (Identity.CLIENT, Identity.DRIVER):
+                for obj in bodies(render(identity, ns)):
+                    self.admin.apply(obj)
         # the operator's shipped RBAC, and the gc identity whose account the finding ran pods as
         for obj in [*bodies(render(Identity.OPERATOR, ns)), *bodies(render(Identity.GC, ns))]:
             self.admin.apply(obj)
@@ -96,7 +103,8 @@ class Tenant:
                 "data": {"spark.properties": "spark.hadoop.fs.s3a.secret.key=neighbour-key\n"},
             }
         )
-        self._wait_policy_active()
+        if self.enforce:
+            self._wait_policy_active()
         self.identities["apps_only"] = self.mint(APPS_ONLY)
         self.identities["client"] = self.mint("sparkplane-client")
         self.identities["unbound_driver"] = self.mint("spark-driver")
@@ -307,6 +315,17 @@ class Tenant:
             self.identities["driver"].delete("v1", "Pod", made["metadata"]["name"], self.namespace)
         except KubeError as exc:
             problems.append(f"the driver could not create and delete its own executor: {exc}")
+        # a plain SparkApplication still gets its driver (call with the operator running)
+        self.identities["apps_only"].create(_app("benign"), namespace=self.namespace)
+        selector = "spark.operator/spark-app-name=benign,spark-role=driver"
+        found = _wait(
+            lambda: (
+                self.admin.list("v1", "Pod", self.namespace, label_selector=selector) or [None]
+            )[0],
+            60,
+        )
+        if found is None:
+            problems.append("the operator made no driver pod for a plain SparkApplication")
         return problems
 
     # -- helpers ------------------------------------------------------------------------------
