@@ -68,6 +68,8 @@ class Tenant:
     namespace: str
     workdir: Path
     identities: dict[str, Kube] = field(default_factory=dict)
+    kubeconfigs: dict[str, Path] = field(default_factory=dict)
+    """account -> the kubeconfig file of its (last minted) token."""
     driver_pod: Obj = field(default_factory=dict)
     neighbour_driver: Obj = field(default_factory=dict)
     neighbour_executor: Obj = field(default_factory=dict)
@@ -162,6 +164,7 @@ class Tenant:
         path = self.workdir / f"{account}-{uuid.uuid4().hex[:6]}.kubeconfig"
         path.write_text(yaml.safe_dump(config))
         path.chmod(0o600)
+        self.kubeconfigs[account] = path
         return Kube(connect(kubeconfig=path))
 
     @contextmanager

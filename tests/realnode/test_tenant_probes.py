@@ -14,6 +14,7 @@ import pytest
 
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for
+from tests.realnode.sparkapps import cli, driver_pod, spec, submit, write
 from tests.tenant_probes import (
     ALLOWED_SECRET,
     API,
@@ -175,3 +176,36 @@ def test_a_real_hostile_driver_creates_only_its_own_executors(tenant: Tenant) ->
         assert tenant.admin.get_or_none("v1", "Pod", pod["metadata"]["name"], ns) is None
     neighbour = tenant.neighbour_executor["metadata"]["name"]
     assert tenant.admin.get_or_none("v1", "Pod", neighbour, ns) is not None
+
+
+def test_a_real_sparkpi_runs_in_a_tenant_namespace_submitted_by_the_client(
+    tenant: Tenant, tmp_path: Path
+) -> None:
+    """The policy holds the real driver's executors and still lets Spark work: the client
+    submits, the driver (pod-bound token) creates its executors and cleans up after itself."""
+    ns, client = tenant.namespace, tenant.kubeconfigs["sparkplane-client"]
+    conf = {"spark.kubernetes.authenticate.driver.serviceAccountName": "spark-driver"}
+    path = write(tmp_path, spec("tenant-pi", ns, args=["20"], executors=1, conf=conf))
+    name = submit(client, "-f", str(path), "-n", ns)
+    driver = wait_for(lambda: driver_pod(tenant.admin, ns, name), timeout=30, what="driver")
+    executors = wait_for(
+        lambda: tenant.admin.list(
+            "v1",
+            "Pod",
+            ns,
+            label_selector="spark-role=executor,"
+            f"spark-app-selector={driver['metadata']['labels']['spark-app-selector']}",
+        ),
+        timeout=180,
+        what="the executor the real driver created",
+    )
+    assert executors[0]["metadata"]["ownerReferences"][0]["uid"] == driver["metadata"]["uid"]
+    cli(client, "wait", name, "-n", ns, "--timeout", "300")
+    logs = cli(client, "logs", name, "-n", ns).stdout
+    assert "Pi is roughly 3.1" in logs
+    refused = [
+        str(e.get("message"))
+        for e in tenant.admin.list("v1", "Event", ns)
+        if "ValidatingAdmissionPolicy" in str(e.get("message"))
+    ]
+    assert refused == []
