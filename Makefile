@@ -89,6 +89,7 @@ clean:
 ## deploy: regenerate every generated file under deploy/ (unit tests fail when they drift)
 deploy: $(STAMP)
 	$(BIN)/python -m sparkplane.security.deploy deploy/rbac
+	$(BIN)/python -m sparkplane.security.admission deploy/policy
 	$(BIN)/python -m sparkplane.staging.deploy deploy/staging
 	$(BIN)/python -m sparkplane.lifecycle.gc deploy/gc
 	$(BIN)/sparkplane operator manifests --write deploy

@@ -230,6 +230,42 @@ class SparkPlane(AppOperations):
 
         return describe(self.kube, self._app(app, namespace))
 
+    # -- administration -------------------------------------------------------------------
+    def tenant_setup(
+        self,
+        namespace: str | None = None,
+        *,
+        driver_service_account: str | None = None,
+        executor_service_accounts: Sequence[str] = (),
+        allow: Sequence[str] = (),
+        secrets: Sequence[str] = (),
+        executor_volumes: Sequence[str] = (),
+        quota: Mapping[str, str] | None = None,
+        pod_security: str | None = None,
+        apply: bool = True,
+    ) -> builtins.list[Obj]:
+        """Hold a namespace to the tenant pod policy (admission policies, labels, the client
+        and driver roles, quotas; docs/security.md). ``apply=False`` only renders them."""
+        from sparkplane.security.admission import DEFAULT_QUOTA, TenantSettings, tenant_objects
+
+        settings = TenantSettings(
+            namespace=namespace or self.namespace,
+            executor_service_accounts=tuple(executor_service_accounts),
+            allow=tuple(allow),
+            secrets=tuple(secrets),
+            executor_volumes=tuple(executor_volumes),
+            quota=dict(DEFAULT_QUOTA if quota is None else quota),
+            pod_security=pod_security,
+            **(
+                {"driver_service_account": driver_service_account} if driver_service_account else {}
+            ),
+        )
+        if not apply:
+            return tenant_objects(settings)
+        from sparkplane.usecases import tenant
+
+        return tenant.setup(self.kube, settings)
+
 
 def _options(options: Mapping[str, Any]) -> SubmitOptions:
     from sparkplane.lifecycle.submit import SubmitOptions

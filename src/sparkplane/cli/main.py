@@ -61,6 +61,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gc": ("sparkplane.cli.operations", "commands:gc", "Delete finished apps past their TTL."),
     "rbac": ("sparkplane.cli.security", "app:rbac", "Least-privilege RBAC for an identity."),
     "kubeconfig": ("sparkplane.cli.security", "app:kubeconfig", "A service-account kubeconfig."),
+    "tenant": ("sparkplane.cli.tenant", "app", "Hold a namespace to the tenant pod policy."),
     "operator": ("sparkplane.cli.operator", "app", "The spark.apache.org operator."),
     "dev-cluster": ("sparkplane.cli.devcluster", "app", "The embedded local control plane."),
     "staging": ("sparkplane.staging.cli", "staging_app", "The resource staging server."),

@@ -17,12 +17,14 @@ import typer
 
 from sparkplane.cli.console import out, progress
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.operator import deploy
 from sparkplane.operator.install import apply_objects, install_crds
 from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
+from sparkplane.security.podpolicy import CHECK_NAMES
 
 app = typer.Typer(
     help="The spark.apache.org operator: SparkApplication and SparkCluster.",
@@ -153,6 +155,16 @@ def run(
             "(default: none; use spec.driverSpec/executorSpec.podTemplateSpec).",
         ),
     ] = None,
+    pod_policy_allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pod-policy-allow",
+            help="A pod policy check this operator does not apply (repeatable; docs/security.md): "
+            "privileged, host-namespaces, host-path, capabilities, privilege-escalation, "
+            "system-priority.",
+            show_default=False,
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
     """Run the operator in this process until interrupted."""
@@ -160,6 +172,12 @@ def run(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    unknown = sorted(set(pod_policy_allow or ()) - set(CHECK_NAMES))
+    if unknown:
+        raise ValidationError(
+            [Problem("--pod-policy-allow", f"unknown check(s) {unknown}", f"one of {CHECK_NAMES}")],
+            subject="operator flags",
+        )
     kube = Kube(connect(in_cluster=True)) if in_cluster else make_kube(kubeconfig, context)
     if install_crds_first:
         install_crds(kube)
@@ -178,6 +196,7 @@ def run(
         identity=os.environ.get("POD_NAME", ""),
         reconcile=ReconcileSettings(operator_name=name),
         pod_template_dir=pod_template_dir,
+        pod_policy_allow=tuple(pod_policy_allow or ()),
     )
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")

@@ -129,12 +129,20 @@ class Kube:
         return self.discovery.resolve(api_version, kind)
 
     # -- objects --------------------------------------------------------------------------
-    def create(self, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
-        """Create ``obj`` (namespace from the argument, else from its metadata)."""
+    def create(
+        self, obj: dict[str, Any], namespace: str | None = None, *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Create ``obj`` (namespace from the argument, else from its metadata); ``dry_run``:
+        the API server validates and admits it (admission policies too) but stores nothing."""
         res = self.resource(obj["apiVersion"], obj["kind"])
         ns = namespace or obj.get("metadata", {}).get("namespace")
         created: dict[str, Any] = self._call(
-            "POST", res, namespace=ns, body=obj, obj_text=_text(res, ns, _name(obj))
+            "POST",
+            res,
+            namespace=ns,
+            body=obj,
+            obj_text=_text(res, ns, _name(obj)),
+            query={"dryRun": "All"} if dry_run else None,
         )
         return created
 

@@ -44,6 +44,7 @@ from sparkplane.operator.decision import (
     DeleteResources,
     Transition,
 )
+from sparkplane.security import podpolicy
 
 log = logging.getLogger(__name__)
 _REJECTED_CODES = frozenset({400, 403, 404, 422})
@@ -103,7 +104,13 @@ def _check_ours(kube: Kube, obj: Mapping[str, Any], action: CreateResources) -> 
         )
 
 
-def run(kube: Kube, actions: tuple[Action, ...], pool: Executor | None = None) -> None:
+def run(
+    kube: Kube,
+    actions: tuple[Action, ...],
+    pool: Executor | None = None,
+    *,
+    allow: tuple[str, ...] = (),
+) -> None:
     """Execute ``actions`` in order (raises CreateRejected or a retryable error).
 
     With a ``pool``, the independent requests of one action go out in parallel: the objects the
@@ -111,7 +118,7 @@ def run(kube: Kube, actions: tuple[Action, ...], pool: Executor | None = None) -
     """
     for action in actions:
         if isinstance(action, CreateResources):
-            create(kube, action, pool)
+            create(kube, action, pool, allow=allow)
         elif isinstance(action, DeleteResources):
             delete(kube, action, pool)
         elif isinstance(action, DeleteCustomResource):
@@ -127,7 +134,34 @@ def _each(pool: Executor | None, fn: Callable[[Any], None], items: list[Any]) ->
         future.result()  # re-raises the first error
 
 
-def create(kube: Kube, action: CreateResources, pool: Executor | None = None) -> None:
+def refuse_by_policy(kube: Kube, action: CreateResources, allow: tuple[str, ...] = ()) -> None:
+    """Before anything is created: the pod policy's defaults (pure, every namespace), then the
+    namespace's own admission policies on a server-side dry run of each pod (issue 26: the
+    operator must not create for a CR author what Kubernetes would refuse them)."""
+    problems = podpolicy.check_objects(action.objects, allow=allow)
+    if problems:
+        details = "; ".join(str(p) for p in problems)
+        raise CreateRejected(f"refused by the pod policy (docs/security.md): {details}")
+    for pod in podpolicy.pods_to_admit(action.objects):
+        try:
+            kube.create(dict(pod), namespace=action.namespace, dry_run=True)
+        except (AlreadyExistsError, ConflictError):
+            pass  # a reconcile after a crash: create() decides
+        except KubeError as exc:
+            if exc.code in _REJECTED_CODES:
+                raise CreateRejected(f"refused by the API server's admission: {exc}") from exc
+            raise
+
+
+def create(
+    kube: Kube,
+    action: CreateResources,
+    pool: Executor | None = None,
+    *,
+    allow: tuple[str, ...] = (),
+) -> None:
+    refuse_by_policy(kube, action, allow)
+
     def one(obj: dict[str, Any]) -> None:
         try:
             kube.create(obj, namespace=action.namespace)

@@ -114,7 +114,7 @@ def _carry_out(
     creating = any(isinstance(a, CreateResources) for a in acting)
     written = cr
     if not creating:  # deletes first: a released state is only written once it is true
-        actions.run(op.kube, acting, op.requests)
+        actions.run(op.kube, acting, op.requests, allow=op.settings.pod_policy_allow)
         acting = ()
     if decision.status is not None or creating:
         written = commit(op, adapter, cr, decision.status)
@@ -122,7 +122,7 @@ def _carry_out(
     if op.after_commit is not None:
         op.after_commit(key, decision)
     try:
-        actions.run(op.kube, acting, op.requests)
+        actions.run(op.kube, acting, op.requests, allow=op.settings.pod_policy_allow)
     except actions.CreateRejected as exc:
         decision = adapter.decide(cr, create_error=str(exc))
         retry = tuple(
@@ -130,7 +130,7 @@ def _carry_out(
             for a in decision.actions
             if not isinstance(a, (CreateResources, DeleteCustomResource))
         )
-        actions.run(op.kube, retry, op.requests)
+        actions.run(op.kube, retry, op.requests, allow=op.settings.pod_policy_allow)
         if decision.status is not None:
             written = commit(op, adapter, written, decision.status)
             op.remember(key, written)

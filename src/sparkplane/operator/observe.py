@@ -12,11 +12,12 @@ Called by :mod:`sparkplane.operator.reconciler`. Pure.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkplane.lifecycle.pods import condition
+from sparkplane.lifecycle.pods import condition, driver_container_status
 from sparkplane.lifecycle.state import AppPhase, Reason, classify_driver_pod
 from sparkplane.operator.states import AppStateSummary
 
@@ -70,6 +71,11 @@ class DriverView:
         return dict((self.pod or {}).get("status") or {})
 
     @property
+    def reported_status(self) -> dict[str, Any]:
+        """The pod status as the CR's history may carry it (:func:`reported_status`)."""
+        return reported_status(self.pod or {})
+
+    @property
     def phase(self) -> str:
         return str(self.status.get("phase") or "Pending")
 
@@ -103,8 +109,45 @@ class DriverView:
             return AppStateSummary.DRIVER_EVICTED, state.message or str(state.reason)
         if self.deleted and self.phase not in ("Succeeded", "Failed"):
             return AppStateSummary.FAILED, "Driver pod was deleted before it finished"
-        detail = f" ({state.reason}: {state.message})" if state.reason else ""
+        detail = f" ({state.reason}: {bounded(state.message)})" if state.reason else ""
         return AppStateSummary.FAILED, f"Driver failed{detail}".rstrip()
+
+
+MESSAGE_LIMIT = 1024
+"""Bytes of the driver's own termination message the CR's status may carry."""
+_STATUS_LISTS = ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+
+
+def bounded(text: str | None, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes (marked when cut)."""
+    raw = (text or "").encode()
+    if len(raw) <= limit:
+        return text or ""
+    return raw[:limit].decode(errors="ignore") + " [truncated]"
+
+
+def reported_status(pod: Obj) -> dict[str, Any]:
+    """A driver pod's status fit for ``lastObservedDriverStatus``: the termination message of
+    the driver's own main container only, at most :data:`MESSAGE_LIMIT` bytes; every other
+    container's (init containers, sidecars) is dropped (issue 26: an init container wrote a
+    Secret into ``/dev/termination-log`` and the status showed it to whoever reads the CR)."""
+    out = copy.deepcopy(dict(pod.get("status") or {}))
+    main = driver_container_status(pod)
+    main_name = (main or {}).get("name")
+    for key in _STATUS_LISTS:
+        for cs in out.get(key) or ():
+            own = key == "containerStatuses" and cs.get("name") == main_name
+            for which in ("state", "lastState"):
+                ended = (cs.get(which) or {}).get("terminated")
+                if not isinstance(ended, dict) or "message" not in ended:
+                    continue
+                if own:
+                    ended["message"] = bounded(str(ended["message"]))
+                else:
+                    del ended["message"]
+    if "message" in out:
+        out["message"] = bounded(str(out["message"]))
+    return out
 
 
 def driver_view(observed: Observed, app_id: str) -> DriverView:

@@ -150,7 +150,9 @@ class _Pass:
         assert self.status is not None
         src = self.state
         seconds = self.since()
-        driver_status = driver.status if driver is not None and driver.pod is not None else None
+        driver_status = (
+            driver.reported_status if driver is not None and driver.pod is not None else None
+        )
         self.status = st.append_state(
             self.status, dst, self.now, message, driver_status=driver_status
         )

@@ -45,6 +45,8 @@ class OperatorSettings:
     ``reconcile_schedules``: also run ScheduledSparkApplications (default True).
     ``pod_template_dir``: the only directory ``spark.kubernetes.*.podTemplateFile`` may name
     (None = the operator reads no template files; default None, see operator.podtemplates).
+    ``pod_policy_allow``: checks of the pod policy (``security.podpolicy.CHECK_NAMES``)
+    this operator does not apply before creating pods (default none; docs/security.md).
     ``label_selector``: only custom resources matching it (a shard; default: all).
     ``sweep_seconds``: how often the leader deletes leftovers of finished attempts (default 60;
     also when it takes the lease); ``sweep_min_age_seconds``: younger objects are left (10).
@@ -73,3 +75,4 @@ class OperatorSettings:
     sweep_min_age_seconds: float = 10.0
     archive_prune_seconds: float = 600.0
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
+    pod_policy_allow: tuple[str, ...] = ()

@@ -191,9 +191,11 @@ DRIVER = Policy(
             ("create", "delete", "deletecollection"),
             "the executor ConfigMap (spark-exec-*-conf-map) and executor Services (4.0 "
             "enableService), deleted by label on stop (fabric8's withLabel(...).delete() is one "
-            "DELETE on the collection: deletecollection). No get/list/watch: a driver cannot "
-            "read another app's spark.properties. RBAC cannot limit create or deletecollection "
-            "to the app's own objects (docs/security.md, threat model)",
+            "DELETE on the collection: deletecollection). No get/list/watch, but RBAC alone does "
+            "not stop a driver reading any ConfigMap or Secret of its namespace: it creates pods, "
+            "which may mount them. In a namespace set up with `sparkplane tenant setup` the "
+            "admission policy holds its pods to its own executors, volumes and deletions "
+            "(docs/security.md)",
         ),
         rule(
             CORE,
