@@ -40,9 +40,6 @@ from sparkplane.security.rbac import bodies, render
 
 Progress = Callable[[str], None]
 SPARK_NAMESPACES = ("default", "spark-jobs")  # made ready for Spark by `up`: kubeconfig's, docs'
-    "default",
-    "spark-jobs",
-)  # made ready for Spark by ``up``: the kubeconfig's, the docs'
 FIELD_MANAGER = "sparkplane-dev-cluster"
 ORDER = (
     "etcd",
