@@ -28,7 +28,7 @@ Each block runs in a fresh namespace made ready for Spark as ``dev-cluster up`` 
 ``default`` (:func:`sparkplane.devcluster.cluster.ready_namespace`), with a kubeconfig whose
 context names it (commands without ``-n`` land there); the docs' namespace ``spark-jobs`` stands
 for it and is replaced by its name. Blocks run from a fresh copy of the repository's examples,
-deploy, docs and benchmarks, with the venv's ``sparkplane`` and the pinned ``helm`` on ``PATH``.
+deploy, docs, benchmarks and tests, with the venv's ``sparkplane`` and the pinned ``helm`` on ``PATH``.
 Every namespace a block creates is deleted after it, and every process it started is stopped.
 """
 
@@ -56,7 +56,7 @@ NOT_COMMANDS = ("text", "yaml", "json", "mermaid")
 MARKERS = ("norun", "real-node", "run-with", "exit", "serves")
 FOREIGN = ("generated", "end")  # docs/state-machine.md's generated sections: not markers
 DOCS_NAMESPACE = "spark-jobs"
-COPIED = ("examples", "deploy", "docs", "benchmarks", "README.md")
+COPIED = ("examples", "deploy", "docs", "benchmarks", "tests", "README.md")
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _MARKER = re.compile(r"<!--\s*([a-z-]+)\s*(?::\s*(.*?))?\s*-->")
