@@ -10,8 +10,9 @@ backquoted command):
 ``<!-- real-node -->``
     run by the real-node suite (``tests/realnode``): Spark must really run. Otherwise the KWOK
     suite (``tests/integration``) runs it.
-``<!-- run-with: APP=spark-pi URL=http://... -->``
-    placeholders the text names (whole words) replaced by these values before it runs.
+``<!-- run-with: APP=spark-pi URL='$(shell command)' -->``
+    placeholders the text names (whole words) replaced by these values before it runs
+    (shell words: quote a value with spaces; in a shell block it may be a command substitution).
 ``<!-- exit: 2 -->``
     the exit code the block is documented to end with (default 0).
 ``<!-- serves: REGEX -->``
@@ -28,7 +29,8 @@ Each block runs in a fresh namespace made ready for Spark as ``dev-cluster up`` 
 ``default`` (:func:`sparkplane.devcluster.cluster.ready_namespace`), with a kubeconfig whose
 context names it (commands without ``-n`` land there); the docs' namespace ``spark-jobs`` stands
 for it and is replaced by its name. Blocks run from a fresh copy of the repository's examples,
-deploy, docs, benchmarks and tests, with the venv's ``sparkplane`` and the pinned ``helm`` on ``PATH``.
+deploy, docs, benchmarks and tests, with the venv's ``sparkplane`` and the pinned ``helm`` on
+``PATH``.
 Every namespace a block creates is deleted after it, and every process it started is stopped.
 """
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -100,7 +103,7 @@ class Block:
         return self.markers.get("serves")
 
     def substitutions(self) -> dict[str, str]:
-        pairs = self.markers.get("run-with", "").split()
+        pairs = shlex.split(self.markers.get("run-with", ""))  # VALUE may be 'quoted shell'
         return dict(p.split("=", 1) for p in pairs)
 
     def program(self, namespace: str) -> str:
@@ -165,7 +168,8 @@ def table_commands(path: Path = ROOT / "README.md") -> list[Block]:
                 j -= 1
             table_markers = _markers(lines[j + 1 : n - 1])
             continue
-        cell = line.rstrip().rstrip("|").rsplit("|", 1)[-1]
+        cells = re.split(r"(?<!\\)\|", line.rstrip().removesuffix("|"))
+        cell = cells[-1].replace("\\|", "|")  # GFM escapes a pipe in a cell
         for comments, command in _CELL_COMMAND.findall(cell):
             markers = {**table_markers, **_markers([comments])}
             found.append(Block(path, n, "sh", command + "\n", markers, table=True))
@@ -193,7 +197,8 @@ def problems(found: list[Block]) -> list[str]:
             out.append(f"{b.where}: a {b.lang} block is not run: run markers make no sense")
         if "exit" in b.markers and not b.markers["exit"].isdigit():
             out.append(f"{b.where}: <!-- exit: N --> takes a number")
-        if "run-with" in b.markers and not all("=" in p for p in b.markers["run-with"].split()):
+        pairs = shlex.split(b.markers.get("run-with", ""))
+        if not all("=" in p for p in pairs):
             out.append(f"{b.where}: <!-- run-with: NAME=value ... -->")
     return out
 
