@@ -31,7 +31,8 @@ context names it (commands without ``-n`` land there); the docs' namespace ``spa
 for it and is replaced by its name. Blocks run from a fresh copy of the repository's examples,
 deploy, docs, benchmarks and tests, with the venv's ``sparkplane`` and the pinned ``helm`` on
 ``PATH``.
-Every namespace a block creates is deleted after it, and every process it started is stopped.
+Every namespace, Helm release, ClusterRole and ClusterRoleBinding a block creates is deleted
+after it, and every process it started is stopped.
 """
 
 from __future__ import annotations
@@ -249,6 +250,14 @@ def _namespaces(kube: Any) -> set[str]:
     return {n["metadata"]["name"] for n in kube.list("v1", "Namespace")}
 
 
+CLUSTER_KINDS = ("ClusterRole", "ClusterRoleBinding")  # what `kubectl apply -f deploy/...` leaves
+
+
+def _cluster_objects(kube: Any) -> set[tuple[str, str]]:
+    api = "rbac.authorization.k8s.io/v1"
+    return {(k, o["metadata"]["name"]) for k in CLUSTER_KINDS for o in kube.list(api, k)}
+
+
 def _stop(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -331,7 +340,7 @@ def run_group(
     from sparkplane.devcluster.cluster import ready_namespace
 
     namespace = f"docs-{uuid.uuid4().hex[:8]}"
-    before = _namespaces(kube)
+    before, cluster_before = _namespaces(kube), _cluster_objects(kube)
     ready_namespace(kube, namespace)
     tmp.mkdir(parents=True)
     work = workdir(tmp / "work")
@@ -352,6 +361,8 @@ def run_group(
             )
     finally:
         _cleanup(kube, (_namespaces(kube) - before) | {namespace}, env)
+        for kind, name in _cluster_objects(kube) - cluster_before:  # a Helm release would clash
+            kube.delete("rbac.authorization.k8s.io/v1", kind, name)
     return outcomes
 
 

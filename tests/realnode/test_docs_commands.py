@@ -63,7 +63,8 @@ def test_readmes_first_example_succeeds_as_printed(
     done = run("sparkplane", "submit", "-f", "examples/spark-pi.yaml", "--wait")
     try:
         assert done.returncode == 0, done.stdout + done.stderr
-        logs = run("sparkplane", "logs", "spark-pi")
+        name = done.stdout.split()[0]  # submit prints the app's name
+        logs = run("sparkplane", "logs", name)
         assert "Pi is roughly 3.1" in logs.stdout, logs.stdout + logs.stderr
     finally:
         drivers = "spark-role=driver,spark-app-name=spark-pi"
