@@ -2,8 +2,12 @@
 
 Start order: etcd -> kube-apiserver (/readyz) -> controller-manager + scheduler -> kwok ->
 fake nodes -> wait until every node is Ready without the not-ready taint and the ``default``
-service account exists -> with ``real_node``, the real node (:mod:`sparkplane.devcluster.node`)
-and the fake nodes tainted so apps land on it. ``up`` is idempotent: a healthy running cluster is
+service account exists -> the namespaces ``default`` (the kubeconfig's) and ``spark-jobs`` (the
+docs') made ready for Spark (:func:`ready_namespace`: their ``default`` service account holds
+sparkplane's driver role, so a Spark driver can create its executors and ``sparkplane submit -f
+examples/spark-pi.yaml`` works as printed) -> with
+``real_node``, the real node (:mod:`sparkplane.devcluster.node`) and the fake nodes tainted so
+apps land on it. ``up`` is idempotent: a healthy running cluster is
 left alone; a partly running one (a component died) has its processes restarted and keeps its
 data (etcd). Only ``down(purge=True)`` deletes the data.
 """
@@ -32,8 +36,11 @@ from sparkplane.devcluster.nodebuild import (
 )
 from sparkplane.devcluster.pki import Pki, ensure_pki
 from sparkplane.errors import AlreadyExistsError, DevClusterError, NotFoundError
+from sparkplane.security.rbac import bodies, render
 
 Progress = Callable[[str], None]
+SPARK_NAMESPACES = ("default", "spark-jobs")  # made ready for Spark by `up`: kubeconfig's, docs'
+FIELD_MANAGER = "sparkplane-dev-cluster"
 ORDER = (
     "etcd",
     "kube-apiserver",
@@ -225,6 +232,7 @@ class DevCluster:
                     "(`sparkplane dev-cluster down`) and run `up --real-node` again"
                 )
             progress(f"dev cluster already running at {self.server}")
+            self._ready_namespaces()  # a cluster started by an older sparkplane
             if self.has_real_node():  # images whose inputs changed since it started
                 realnode.import_images(*self._node_inputs(progress), self.node_plan, progress)
             return self.kubeconfig
@@ -253,6 +261,7 @@ class DevCluster:
             self._start_all(bins, pki, pids, progress)
             progress(f"creating {self.settings.nodes} simulated nodes")
             self._create_nodes()
+            self._ready_namespaces()
             if node_bins is not None:
                 self._start_node(node_bins, archives, pki, pids, progress)
         except BaseException:
@@ -438,6 +447,14 @@ class DevCluster:
 
         return Kube(connect(kubeconfig=self.kubeconfig))
 
+    def _ready_namespaces(self) -> None:
+        kube = self._kube()
+        try:
+            for namespace in SPARK_NAMESPACES:
+                ready_namespace(kube, namespace, timeout=self.settings.start_timeout)
+        finally:
+            kube.close()
+
     def _create_nodes(self) -> None:
         kube = self._kube()
         try:
@@ -457,6 +474,30 @@ class DevCluster:
             )
         finally:
             kube.close()
+
+
+def ready_namespace(
+    kube: Any, namespace: str, service_account: str = "default", timeout: float = 60.0
+) -> None:
+    """Make ``namespace`` ready for Spark: created if absent, its ``service_account`` holding
+    sparkplane's driver role (what a Spark driver does: create and watch its executors, their
+    ConfigMaps and Services; ``sparkplane rbac driver -n NS --service-account SA --apply``).
+    Server-side apply: idempotent."""
+    if kube.get_or_none("v1", "Namespace", namespace) is None:
+        try:
+            kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        except AlreadyExistsError:
+            pass
+    if service_account == "default":  # made by the service-account controller, not by us
+        process.wait_until(
+            f"the service account {namespace}/default (kube-controller-manager)",
+            lambda: _exists(kube, "v1", "ServiceAccount", "default", namespace),
+            timeout=timeout,
+        )
+    for obj in bodies(render("driver", namespace, service_account=service_account)):
+        if obj["kind"] == "ServiceAccount" and service_account == "default":
+            continue  # the controller's own object: leave its fields alone
+        kube.apply(obj, field_manager=FIELD_MANAGER)
 
 
 def _cri_log(text: str) -> str:

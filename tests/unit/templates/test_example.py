@@ -15,15 +15,14 @@ SUFFIX = "3f9c0a7b12d4e6f8"
 
 def documented_values() -> dict[str, str]:
     values = parse_env((EXAMPLE / "values.env").read_text(), source="values.env")
-    return {**values, "NAME_SUFFIX": SUFFIX}
+    return {**values, "NAME_SUFFIX": SUFFIX, "NAMESPACE": "default"}  # as submit sets them
 
 
 def test_values_env_documents_every_required_variable() -> None:
     assert set(parse_env((EXAMPLE / "values.env").read_text())) == {
-        "NAMESPACE",
         "APP_NAME",
         "SERVICE_ACCOUNT_NAME",
-    }
+    }  # NAMESPACE and NAME_SUFFIX: submit's -n (or the context's) and submission id
     with pytest.raises(ValidationError) as caught:
         load_app(EXAMPLE, {})
     unknown = sorted(p.message.split()[2] for p in caught.value.problems)
@@ -50,7 +49,7 @@ def test_example_renders_driver_and_dependents() -> None:
         assert "ownerReferences" not in o["metadata"]
 
 
-def test_driver_pod_runs_stock_spark_and_on_the_dev_cluster() -> None:
+def test_driver_pod_runs_the_dev_clusters_spark_image() -> None:
     driver = load_app(EXAMPLE, documented_values()).driver
     assert driver["metadata"]["labels"]["spark-role"] == "driver"
     assert driver["metadata"]["annotations"] == {
@@ -58,15 +57,15 @@ def test_driver_pod_runs_stock_spark_and_on_the_dev_cluster() -> None:
         "sim.sparkplane.io/run-for": "5s",
     }
     (container,) = driver["spec"]["containers"]
-    assert container["image"] == "apache/spark:4.0.1"
+    assert container["image"] == "docker.io/sparkplane/spark:4.0.1"
     assert container["args"] == [
         "driver",
         "--properties-file",
         "/opt/spark/conf/spark.properties",
         "--class",
-        "org.apache.spark.examples.SparkPi",
-        "local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar",
-        "1000",
+        "org.sparkplane.examples.SparkPi",
+        "local:///opt/spark/examples/jars/spark-examples.jar",
+        "100",
     ]
     assert driver["spec"]["volumes"][1]["configMap"]["name"] == f"spark-drv-{SUFFIX}-conf-map"
 
