@@ -267,6 +267,7 @@ class DevCluster:
                     "(`sparkplane dev-cluster down`) and run `up --real-node` again"
                 )
             progress(f"dev cluster already running at {self.server}")
+            registry.register(self.state_dir)  # one started by an older sparkplane, too
             if self.has_real_node():  # images whose inputs changed since it started
                 realnode.import_images(*self._node_inputs(progress), self.node_plan, progress)
             return self.kubeconfig

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparkplane.devcluster.alloc import Claim
+from sparkplane.devcluster.alloc import Claim, legacy_index
 from sparkplane.errors import DevClusterError
 
 STATE_FILE = "state.json"
@@ -52,12 +52,17 @@ def _entry(where: Path, state_dir: Path) -> Path:
 def locked(where: Path | None = None) -> Iterator[Path]:
     """Hold the registry's lock (between reading the claims and writing one's own)."""
     where = _ensure(where or root())
-    with open(where / ".lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield where
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    try:  # read-only is enough for flock, and another user's lock file is readable
+        fd = os.open(where / ".lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise DevClusterError(
+            f"cannot open the dev-cluster registry's lock {where / '.lock'}: {exc.strerror}"
+        ) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield where
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def register(state_dir: Path, where: Path | None = None) -> None:
@@ -81,12 +86,18 @@ def claims(exclude: Path | None = None, where: Path | None = None) -> list[Claim
             state_dir = Path(json.loads(entry.read_text())["state_dir"])
             state = json.loads((state_dir / STATE_FILE).read_text())
         except FileNotFoundError:
-            entry.unlink(missing_ok=True)  # its cluster was taken down or deleted
+            try:
+                entry.unlink(missing_ok=True)  # its cluster was taken down or deleted
+            except OSError:
+                pass  # another user's entry: theirs to remove
             continue
         except (OSError, ValueError, KeyError, TypeError):
             continue  # being written, or not ours to judge: ignore it
         if state_dir == mine or "port_base" not in state:
             continue
+        base = int(state["port_base"])
         index = state.get("node_index")
-        found.append(Claim(state_dir, int(state["port_base"]), int(index) if index else None))
+        if index is None and state.get("real_node"):  # started by an older sparkplane
+            index = legacy_index(base)
+        found.append(Claim(state_dir, base, int(index) if index else None))
     return found

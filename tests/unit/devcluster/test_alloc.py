@@ -103,6 +103,9 @@ def test_registry_lists_other_clusters_and_drops_stale_entries(tmp_path: Path) -
     assert got == [Claim(b.resolve(), 20920, None)]
     assert len(list(where.glob("*.json"))) == 2
     assert {x.state_dir for x in registry.claims(where=where)} == {a.resolve(), b.resolve()}
+    # a real node started by an older sparkplane (no node_index): its index followed the port base
+    (b / "state.json").write_text(json.dumps({"port_base": 20920, "real_node": True}))
+    assert registry.claims(exclude=a, where=where) == [Claim(b.resolve(), 20920, 93)]
     (b / "state.json").unlink()
     registry.unregister(a, where)
     assert registry.claims(where=where) == []
