@@ -63,6 +63,7 @@ def _on_own_node(kube: Kube, namespace: str, app: str, pod_cidr: str) -> None:
     assert ipaddress.ip_address(driver["status"]["podIP"]) in ipaddress.ip_network(pod_cidr)
 
 
+@pytest.mark.timeout(1200)  # a second cluster's start and two SparkPi on 2 shared cores
 def test_two_real_node_clusters_run_sparkpi_at_once_and_down_of_one_leaves_the_other(
     real_cluster: DevCluster,
     kube: Kube,

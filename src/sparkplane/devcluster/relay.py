@@ -6,21 +6,24 @@ veth link: this relay listens on the host end of that link (``10.217.<i>.1:443``
 ``kubernetes`` Service's endpoint) and copies bytes both ways to ``127.0.0.1:<apiserver port>``.
 TLS passes through untouched (the API server still authenticates every client).
 
-Every request of every pod and node component to the API server crosses it twice (request and
-response), so on a busy machine its delays are theirs: a cold, loaded demo run once failed when a
-Spark driver's GET of its own pod timed out (fabric8, 10 s) through it. How it is built, and why
-(``benchmarks/relay_latency.py``; figures in docs/benchmarks.md):
+Every request of every pod and node component to the API server crosses it (request and
+response), so on a busy machine its delays are theirs. ``benchmarks/relay_latency.py`` times one
+GET direct and through relays, interleaved, with 4 CPU burners on the 2 shared cores (load ~10;
+docs/benchmarks.md): on a kept connection p50/p90 direct 4.7/12.8-17.2 ms, this relay
+5.4-6.8/13.8-19.6 ms, the earlier asyncio-streams relay at default priority 8.8-10.1/21.9-36.2 ms
+(p99 46-95 ms against this one's 35-52). It adds milliseconds, not the 10 s of the Spark
+driver's API timeout that a cold, loaded demo run once hit; the rest of that request was the
+driver's own cold start (JVM, first TLS handshake) and the loaded API server, so the Spark image
+also gives the driver's client 60 s (``images/data/spark-entrypoint.sh``). How it is built:
 
-- **Scheduled before batch work** (nice -10 when allowed: a real node runs as root). The relay
-  uses almost no CPU, but a request waits for it to be scheduled on each pass; behind CPU-bound
-  processes each wait can be a whole scheduler slice. Measured with 4 CPU burners on 2 cores, a
-  keep-alive GET through the relay at the default priority: p99 44 ms, max 102 ms (direct: 13 /
-  44 ms); at nice -10: p99 4 ms.
-- **One thread, asyncio protocols** (bytes handed from ``data_received`` straight to the other
-  transport's ``write``; reading paused while the other side's buffer is full). Not streams: a
-  task, a buffer and a ``drain`` per chunk cost more. Not threads: two per connection
-  measured worst (p99 76-102 ms under the same load): a thread handing over the GIL waits for a
-  descheduled holder.
+- **Scheduled before batch work** (nice -10 when allowed: a real node runs as root). It uses
+  almost no CPU, but each request waits for it to be scheduled on each pass; behind CPU-bound
+  processes each wait can be a whole scheduler slice. Most of the gain above.
+- **One thread, asyncio protocols**: bytes go from ``data_received`` straight to the other
+  transport's ``write``, reading paused while the other side's buffer is full. Not streams (a
+  task, a buffer and a ``drain`` per chunk); not two threads per connection, which measured worst
+  under load (p99 76-102 ms against 4-23 ms for protocols, on a plain-HTTP target): a thread
+  taking the GIL waits for a descheduled holder.
 - ``TCP_NODELAY`` (asyncio's default for TCP: a small request goes out at once), keep-alive probes
   (a vanished peer is noticed), half-closes forwarded (``write_eof``) and a deep listen backlog
   (a burst of new drivers' handshakes is queued, not refused).
