@@ -303,8 +303,7 @@ def demo() -> int:
 
         return simulated()
     # the demo's cluster: the default state dir (or $SPARKPLANE_STATE_DIR), ports from 16443
-    port_base = int(os.environ.get("SPARKPLANE_PORT_BASE", "16443"))
-    settings = DevClusterSettings(port_base=port_base, real_node=True, start_timeout=300.0)
+    settings = DevClusterSettings(real_node=True, start_timeout=300.0)  # $SPARKPLANE_DEV_PORT_BASE
     say("sparkplane dev-cluster up --real-node")
     kubeconfig = DevCluster(settings).up(progress=lambda m: data(f"• {m}"))
     data(f"export KUBECONFIG={kubeconfig}")
@@ -333,7 +332,7 @@ def demo() -> int:
         say(f"sparkplane logs {name} | grep Pi")
         data(f"{pi_line(sp, name)}    ({app.state.phase})")
 
-    plan = NodePlan(settings.port_base, DevCluster(settings).state_dir)
+    plan = DevCluster(settings).node_plan  # the node index this cluster was given
     names.append(local_deps(kube, sp, plan))
     names.append(operator_mode(kube, sp))
 

@@ -133,8 +133,7 @@ def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path) -> str:
 
 
 def main() -> int:
-    port_base = int(os.environ.get("SPARKPLANE_PORT_BASE", "16443"))
-    kubeconfig = DevCluster(DevClusterSettings(port_base=port_base)).up(
+    kubeconfig = DevCluster(DevClusterSettings()).up(  # port base: $SPARKPLANE_DEV_PORT_BASE
         progress=lambda m: console.print(f"• {m}", markup=False)
     )
     console.print(f"[bold]dev cluster up[/bold]: export KUBECONFIG={kubeconfig}")

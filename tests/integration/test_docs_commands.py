@@ -28,8 +28,7 @@ def dev_cluster_env() -> dict[str, str]:
     """`sparkplane dev-cluster ...` in a block addresses the suite's own cluster."""
     state = os.environ.get("SPARKPLANE_TEST_STATE_DIR") or str(default_cache_dir() / "test-cluster")
     port = os.environ.get("SPARKPLANE_TEST_PORT_BASE", "17443")
-    return {"SPARKPLANE_STATE_DIR": state, "SPARKPLANE_DEV_PORT_BASE": port,
-            "SPARKPLANE_PORT_BASE": port}  # fmt: skip
+    return {"SPARKPLANE_STATE_DIR": state, "SPARKPLANE_DEV_PORT_BASE": port}
 
 
 @pytest.mark.timeout(1200)

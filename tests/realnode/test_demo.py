@@ -34,7 +34,6 @@ def demo_run(
         os.environ,
         SPARKPLANE_STATE_DIR=str(state),
         SPARKPLANE_DEV_PORT_BASE=PORT_BASE,
-        SPARKPLANE_PORT_BASE=PORT_BASE,
         COLUMNS="200",
     )
     env.pop("KUBECONFIG", None)

@@ -24,8 +24,7 @@ REAL_BLOCKS = [b for b in all_blocks() if b.runs and b.real_node]
 def dev_cluster_env(cluster: DevCluster) -> dict[str, str]:
     """`sparkplane dev-cluster ...` in a block addresses the suite's own cluster."""
     port = str(PORT_BASE)
-    return {"SPARKPLANE_STATE_DIR": str(cluster.state_dir), "SPARKPLANE_DEV_PORT_BASE": port,
-            "SPARKPLANE_PORT_BASE": port}  # fmt: skip
+    return {"SPARKPLANE_STATE_DIR": str(cluster.state_dir), "SPARKPLANE_DEV_PORT_BASE": port}
 
 
 @pytest.mark.timeout(1800)

@@ -22,7 +22,6 @@ import pytest
 import yaml
 
 from sparkplane.devcluster import DevCluster
-from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
@@ -315,7 +314,7 @@ def test_staging_init_container_fetches_local_deps_before_the_driver(
     app_file = example / f".{namespace}.yaml"  # relative paths resolve in the example's dir
     app_file.write_text(yaml.safe_dump(body))
     upload = secrets.token_urlsafe(32)
-    plan = NodePlan(real_cluster.settings.port_base, real_cluster.state_dir)
+    plan = real_cluster.node_plan
     settings = StagingSettings(
         host=plan.host_ip,  # the one host address pods reach
         port=0,

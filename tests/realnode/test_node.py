@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sparkplane.devcluster import DevCluster
 from sparkplane.devcluster.node import host
-from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NODE_NAME, SIMULATED_TAINT, NodePlan
+from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NODE_NAME, SIMULATED_TAINT
 from sparkplane.kube import Kube
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import HOST_SYSCTLS, real_settings
@@ -127,7 +127,7 @@ def test_real_node_without_capabilities_fails_at_once_naming_them(tmp_path: Path
 def test_down_leaves_nothing_and_up_again(real_cluster: DevCluster, kube: Kube) -> None:
     """Runs last in this module: stops the session's cluster, checks the host, starts it again."""
     assert SPARK_IMAGE
-    plan = NodePlan(real_cluster.ports.base, real_cluster.state_dir)
+    plan = real_cluster.node_plan
     ns = real_cluster._read_state().get("node_namespace")
     before_nft = _nft_tables()
     real_cluster.down()

@@ -26,26 +26,30 @@ StateDir = Annotated[
     ),
 ]
 PortBase = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--port-base",
-        help="First of six loopback ports (apiserver = base).",
-        envvar="SPARKPLANE_DEV_PORT_BASE",
+        help="First of seven loopback ports (apiserver = base); default "
+        "$SPARKPLANE_DEV_PORT_BASE or 16443. Refused if another dev cluster's ports overlap.",
+        show_default=False,
     ),
 ]
 
 
-def _cluster(state_dir: Path | None, port_base: int = 16443, **kw: object) -> DevCluster:
-    settings = DevClusterSettings(port_base=port_base, **kw)  # type: ignore[arg-type]
+def _cluster(state_dir: Path | None, port_base: int | None = None, **kw: object) -> DevCluster:
+    """The cluster of ``state_dir``; the port base, when not given, comes from the settings
+    (the one reader of SPARKPLANE_DEV_PORT_BASE)."""
     if state_dir is not None:
-        settings = DevClusterSettings(state_dir=state_dir, port_base=port_base, **kw)  # type: ignore[arg-type]
-    return DevCluster(settings)
+        kw["state_dir"] = state_dir
+    if port_base is not None:
+        kw["port_base"] = port_base
+    return DevCluster(DevClusterSettings(**kw))  # type: ignore[arg-type]
 
 
 @app.command()
 def up(
     state_dir: StateDir = None,
-    port_base: PortBase = 16443,
+    port_base: PortBase = None,
     nodes: Annotated[int, typer.Option(help="Number of simulated nodes.")] = 3,
     node_cpu: Annotated[str, typer.Option(help="CPU capacity of each node.")] = "32",
     node_memory: Annotated[str, typer.Option(help="Memory capacity of each node.")] = "128Gi",

@@ -10,6 +10,12 @@ examples/spark-pi.yaml`` works as printed) -> with
 apps land on it. ``up`` is idempotent: a healthy running cluster is
 left alone; a partly running one (a component died) has its processes restarted and keeps its
 data (etcd). Only ``down(purge=True)`` deletes the data.
+
+Two clusters on one machine never share anything: before starting, ``up`` takes the machine's
+registry lock (:mod:`sparkplane.devcluster.registry`), refuses a port range that overlaps another
+registered cluster's (naming its state dir), chooses the real node's index among those neither
+registered nor in use on the host (:mod:`sparkplane.devcluster.alloc`), writes it in
+``state.json`` and registers; ``down`` unregisters.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster import components, process, versions
+from sparkplane.devcluster import alloc, components, process, registry, versions
 from sparkplane.devcluster.build import Binaries, ensure_binaries
 from sparkplane.devcluster.hostdeps import ensure_debian_packages
 from sparkplane.devcluster.node import host, objects, realnode
@@ -73,19 +79,46 @@ def default_state_dir() -> Path:
     return Path(env) if env else default_cache_dir() / "dev-cluster"
 
 
+PORT_BASE_ENV = "SPARKPLANE_DEV_PORT_BASE"
+DEFAULT_PORT_BASE = 16443
+
+
+def default_port_base() -> int:
+    """The one place the port base's environment variable is read (CLI, demo, library)."""
+    if os.environ.get("SPARKPLANE_PORT_BASE") and not os.environ.get(PORT_BASE_ENV):
+        raise DevClusterError(
+            f"SPARKPLANE_PORT_BASE is no longer read: set {PORT_BASE_ENV} instead (or pass "
+            "--port-base)"
+        )
+    text = os.environ.get(PORT_BASE_ENV) or str(DEFAULT_PORT_BASE)
+    try:
+        return int(text)
+    except ValueError:
+        raise DevClusterError(
+            f"{PORT_BASE_ENV}={text!r} is not a port number: set it to an integer such as "
+            f"{DEFAULT_PORT_BASE}"
+        ) from None
+
+
 @dataclass(frozen=True)
 class DevClusterSettings:
     """Where the cluster keeps its files, which ports it binds, and its fake nodes."""
 
     cache_dir: Path = field(default_factory=default_cache_dir)
     state_dir: Path = field(default_factory=default_state_dir)
-    port_base: int = 16443
+    port_base: int = field(default_factory=default_port_base)
     nodes: int = 3
     node_cpu: str = "32"
     node_memory: str = "128Gi"
     node_pods: int = 250
     start_timeout: float = 120.0
     real_node: bool = False
+
+    def __post_init__(self) -> None:
+        try:
+            alloc.check_port_base(self.port_base, "the port base")
+        except ValueError as exc:
+            raise DevClusterError(f"{exc}: pass another --port-base / {PORT_BASE_ENV}") from None
 
 
 @dataclass(frozen=True)
@@ -143,7 +176,16 @@ class DevCluster:
 
     @property
     def node_plan(self) -> NodePlan:
-        return NodePlan(self.ports.base, self.state_dir)
+        """The real node's names and addresses: the index this cluster was given at ``up``
+        (a state written by an older sparkplane has none: its index followed the port base)."""
+        state = self._read_state()
+        index = state.get("node_index") or alloc.legacy_index(self.ports.base)
+        return NodePlan(int(index), self.state_dir)
+
+    @property
+    def _index_file(self) -> Path:
+        """The last index given, preferred at the next ``up`` (stable addresses)."""
+        return self.state_dir / "node" / "index"
 
     def has_real_node(self) -> bool:
         """True if the running (or last started) cluster has a real node."""
@@ -233,6 +275,7 @@ class DevCluster:
                 )
             progress(f"dev cluster already running at {self.server}")
             self._ready_namespaces()  # a cluster started by an older sparkplane
+            registry.register(self.state_dir)  # one started by an older sparkplane, too
             if self.has_real_node():  # images whose inputs changed since it started
                 realnode.import_images(*self._node_inputs(progress), self.node_plan, progress)
             return self.kubeconfig
@@ -243,21 +286,20 @@ class DevCluster:
                     "--real-node needs " + "; ".join(problems) + ". Without them, "
                     "`sparkplane dev-cluster up` (no --real-node) runs the simulated cluster."
                 )
+        self._refuse_overlap(registry.claims(exclude=self.state_dir))  # before any build
         if self._pids():
             progress("restarting the cluster's processes (its data is kept)")
         self.down(quiet=True)  # stop what is left of a partly running cluster; data stays
         self.ports = components.Ports(self.settings.port_base)
         bins = ensure_binaries(self.settings.cache_dir, progress)
         node_bins, archives = self._node_inputs(progress) if real else (None, [])
-        self._check_ports()
         started = time.monotonic()
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        pki = ensure_pki(self.state_dir / "pki")
-        self.kubeconfig.write_text(components.kubeconfig(self.server, pki))
-        self.kubeconfig.chmod(0o600)
         pids: dict[str, dict[str, Any]] = {}
-        self._extra = {"real_node": real}
+        self._claim(real, progress)
         try:
+            pki = ensure_pki(self.state_dir / "pki")
+            self.kubeconfig.write_text(components.kubeconfig(self.server, pki))
+            self.kubeconfig.chmod(0o600)
             self._start_all(bins, pki, pids, progress)
             progress(f"creating {self.settings.nodes} simulated nodes")
             self._create_nodes()
@@ -285,6 +327,7 @@ class DevCluster:
                 process.stop(pid, binary)
         if self._state_file.exists():
             self._state_file.unlink()
+        registry.unregister(self.state_dir)
         if purge:
             for sub in ("etcd", "node"):
                 shutil.rmtree(self.state_dir / sub, ignore_errors=True)
@@ -327,6 +370,49 @@ class DevCluster:
             kube.close()
 
     # -- internals ------------------------------------------------------------------------
+    def _claim(self, real: bool, progress: Progress) -> None:
+        """Under the machine's registry lock: refuse ports another cluster holds, choose a free
+        node index, write ``state.json`` and register (so the next ``up`` anywhere sees it)."""
+        with registry.locked():
+            others = registry.claims(exclude=self.state_dir)
+            self._refuse_overlap(others)
+            self._check_ports()
+            self._extra = {"real_node": real}
+            if real:
+                in_use = host.indexes_in_use()
+                taken = set(in_use) | {c.node_index for c in others if c.node_index}
+                try:
+                    previous = int(self._index_file.read_text())
+                except (OSError, ValueError):
+                    previous = None
+                try:
+                    index = alloc.choose_index(previous, self.ports.base, taken)
+                except LookupError as exc:
+                    raise DevClusterError(str(exc)) from None
+                if previous is not None and index != previous:
+                    why = in_use.get(previous) or next(
+                        (
+                            f"the dev cluster in {c.state_dir}"
+                            for c in others
+                            if c.node_index == previous
+                        ),
+                        "",
+                    )
+                    progress(f"real node index {previous} is taken ({why}): using {index}")
+                self._extra["node_index"] = index
+                self._index_file.parent.mkdir(parents=True, exist_ok=True)
+                self._index_file.write_text(str(index))
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._save({})
+            registry.register(self.state_dir)
+
+    def _refuse_overlap(self, others: list[alloc.Claim]) -> None:
+        overlap = alloc.port_overlap(self.settings.port_base, others)
+        if overlap is not None:
+            raise DevClusterError(
+                alloc.port_overlap_message(self.state_dir, self.settings.port_base, overlap)
+            )
+
     def _check_ports(self) -> None:
         for component, port in self.ports.named().items():
             if process.port_in_use(port):

@@ -96,12 +96,27 @@ def test_driver_runs_spark_submit_in_client_mode_under_tini(sandbox: Path):
     expected = [
         "--conf", "spark.driver.bindAddress=10.1.2.3",
         "--conf", "spark.executorEnv.SPARK_DRIVER_POD_IP=10.1.2.3",
+        "--conf", "spark.kubernetes.driver.requestTimeout=60000",
+        "--conf", "spark.kubernetes.driver.connectionTimeout=60000",
         "--deploy-mode", "client",
         *args, "arg with space",
     ]  # fmt: skip
     assert recorded(sandbox, "spark-submit") == expected
     assert recorded(sandbox, "tini") == ["-s", "--", submit, *expected]
     assert recorded(sandbox, "setpriv") is None
+
+
+def test_driver_api_timeouts_default_to_60s_unless_the_app_sets_them(sandbox: Path):
+    props = sandbox / "spark.properties"
+    props.write_text(
+        "#Spark properties\nspark.kubernetes.driver.requestTimeout=5000\n"
+        "spark.kubernetes.driverXconnectionTimeout=1\n"  # another key: no match
+    )
+    run(sandbox, ["driver", "--properties-file", str(props), "--class", "Pi", "local:///a.jar"])
+    got = recorded(sandbox, "spark-submit") or []
+    confs = [got[i + 1] for i, arg in enumerate(got) if arg == "--conf"]
+    assert "spark.kubernetes.driver.connectionTimeout=60000" in confs
+    assert not any(c.startswith("spark.kubernetes.driver.requestTimeout") for c in confs)
 
 
 def test_executor_runs_the_kubernetes_backend_with_the_drivers_settings(sandbox: Path):

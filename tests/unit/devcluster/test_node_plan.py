@@ -6,15 +6,15 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sparkplane.devcluster.node import host
 from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
 
 
-def test_two_clusters_get_apart_names_and_subnets(tmp_path: Path) -> None:
-    demo, tests = NodePlan(16443, tmp_path / "a"), NodePlan(17443, tmp_path / "b")
-    assert demo.index != tests.index
+def test_two_indexes_get_apart_names_and_subnets(tmp_path: Path) -> None:
+    demo, tests = NodePlan(145, tmp_path / "a"), NodePlan(245, tmp_path / "b")
     for attr in ("host_veth", "host_ip", "node_ip", "pod_cidr", "cgroup_root"):
         assert getattr(demo, attr) != getattr(tests, attr)
     assert len(demo.host_veth) <= 15  # Linux interface names
@@ -22,7 +22,7 @@ def test_two_clusters_get_apart_names_and_subnets(tmp_path: Path) -> None:
 
 
 def test_kubelet_config_is_authenticated_and_private(tmp_path: Path) -> None:
-    plan = NodePlan(16443, tmp_path)
+    plan = NodePlan(145, tmp_path)
     cfg = yaml.safe_load(plan.kubelet_config(Path("/ca"), Path("/crt"), Path("/key")))
     assert cfg["authentication"]["anonymous"] == {"enabled": False}
     assert cfg["authorization"]["mode"] == "Webhook"
@@ -37,7 +37,7 @@ def test_kubelet_config_is_authenticated_and_private(tmp_path: Path) -> None:
 
 
 def test_containerd_config_is_valid_toml_with_private_paths(tmp_path: Path) -> None:
-    plan = NodePlan(16443, tmp_path)
+    plan = NodePlan(145, tmp_path)
     cfg = tomllib.loads(plan.containerd_config(Path("/b/runc"), Path("/b/cni"), "pause:1"))
     assert cfg["version"] == 3
     assert cfg["root"].startswith(str(tmp_path)) and cfg["state"].startswith(str(tmp_path))
@@ -48,7 +48,7 @@ def test_containerd_config_is_valid_toml_with_private_paths(tmp_path: Path) -> N
 
 
 def test_pods_route_nowhere_beyond_services_and_the_host_link(tmp_path: Path) -> None:
-    plan = NodePlan(16443, tmp_path)
+    plan = NodePlan(145, tmp_path)
     bridge = json.loads(plan.cni_config())["plugins"][0]
     assert bridge["ipMasq"] is False
     routes = [r["dst"] for r in bridge["ipam"]["routes"]]
@@ -57,7 +57,7 @@ def test_pods_route_nowhere_beyond_services_and_the_host_link(tmp_path: Path) ->
 
 
 def test_kube_proxy_leaves_conntrack_sysctls_alone(tmp_path: Path) -> None:
-    plan = NodePlan(16443, tmp_path)
+    plan = NodePlan(145, tmp_path)
     cfg = yaml.safe_load(plan.kube_proxy_config(Path("/kc")))
     assert cfg["mode"] == "nftables"
     assert cfg["conntrack"]["maxPerCore"] == 0 and cfg["conntrack"]["min"] == 0
@@ -65,12 +65,12 @@ def test_kube_proxy_leaves_conntrack_sysctls_alone(tmp_path: Path) -> None:
 
 
 def test_corefile_has_no_upstream(tmp_path: Path) -> None:
-    text = NodePlan(16443, tmp_path).corefile(Path("/kc"))
+    text = NodePlan(145, tmp_path).corefile(Path("/kc"))
     assert "forward" not in text and "kubernetes cluster.local" in text
 
 
 def test_kubeconfig_names_the_server_certificate(tmp_path: Path) -> None:
-    plan = NodePlan(16443, tmp_path)
+    plan = NodePlan(145, tmp_path)
     cfg = yaml.safe_load(plan.kubeconfig(Path("/ca"), Path("/c"), Path("/k"), "u"))
     cluster = cfg["clusters"][0]["cluster"]
     assert cluster["server"] == plan.api_url and cluster["tls-server-name"] == "kubernetes"
@@ -89,3 +89,8 @@ def test_preflight_names_what_is_missing_without_root(monkeypatch) -> None:  # t
     monkeypatch.setattr(host.os, "geteuid", lambda: 1000)
     problems = host.preflight()
     assert any("root" in p for p in problems)
+
+
+def test_a_port_base_is_no_index(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"not in 1\.\.254"):
+        NodePlan(16443, tmp_path)

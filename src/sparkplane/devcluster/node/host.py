@@ -5,7 +5,9 @@ Everything a real node changes on the host is made here and undone here:
   namespaces every node process joins (``nsenter``): overlays, secret volumes, netns mounts,
   the bridge and kube-proxy's nft tables live and die with them;
 - one veth pair (host side ``spv<i>``) and a host route to the pods' subnet through it (both go
-  when the namespace goes);
+  when the namespace goes); ``<i>`` is the cluster's allotted node index
+  (:mod:`sparkplane.devcluster.alloc`), never one that :func:`indexes_in_use` finds taken, so an
+  existing ``spv<i>`` is another's and :func:`setup` refuses rather than remove it;
 - files bound over the ``/proc/sys`` entries the kubelet writes, inside the node's mount
   namespace only, so the host's sysctls are never changed;
 - the cgroup root ``/sparkplane-<i>`` in every cgroup v1 hierarchy and in cgroup2.
@@ -15,6 +17,7 @@ and :func:`leftovers` lists anything still there (``down`` and a test check it i
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -22,6 +25,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sparkplane.devcluster import alloc
 from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
 from sparkplane.errors import DevClusterError
 
@@ -76,11 +80,54 @@ def namespace_id(pid: int) -> str:
     return os.readlink(f"/proc/{pid}/ns/mnt")
 
 
+def _networks_on_host() -> list[str]:
+    """Every IPv4 address (with its prefix) and route destination of the host, all tables."""
+    found = []
+    for argv in (["ip", "-j", "-4", "addr"], ["ip", "-j", "-4", "route", "show", "table", "all"]):
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        try:
+            rows = json.loads(proc.stdout or "[]")
+        except ValueError:
+            continue
+        for row in rows:
+            for info in row.get("addr_info", []):
+                found.append(f"{info.get('local')}/{info.get('prefixlen')}")
+            if row.get("dst") not in (None, "default"):
+                found.append(str(row["dst"]))
+    return found
+
+
+def indexes_in_use() -> dict[int, str]:
+    """Node indexes the host already uses, each with what uses it (a link named ``spv<i>``, a
+    cgroup root ``/sparkplane-<i>`` in any hierarchy, an address or route in its subnets)."""
+    used: dict[int, str] = {}
+    net = Path("/sys/class/net")
+    links = [p.name for p in net.iterdir()] if net.is_dir() else []
+    for index in alloc.indexes_named(links, alloc.LINK_PREFIX):
+        used.setdefault(index, f"network link {alloc.LINK_PREFIX}{index}")
+    groups = [d.name for d in CGROUP_FS.iterdir() if d.is_dir()] if CGROUP_FS.is_dir() else []
+    for hierarchy in CGROUP_FS.iterdir() if CGROUP_FS.is_dir() else []:
+        if hierarchy.is_dir():
+            try:
+                groups += [d.name for d in hierarchy.iterdir() if d.is_dir()]
+            except OSError:
+                continue
+    for index in alloc.indexes_named(groups, alloc.CGROUP_PREFIX):
+        used.setdefault(index, f"cgroup /{alloc.CGROUP_PREFIX}{index}")
+    for index in alloc.indexes_in_networks(_networks_on_host()):
+        used.setdefault(index, "an address or route in its subnets")
+    return used
+
+
 def setup(plan: NodePlan, holder: int) -> None:
     """The link to the host, the pods' bridge, forwarding inside the namespace, sysctl files."""
     veth = plan.host_veth
-    if Path(f"/sys/class/net/{veth}").exists():
-        _run(["ip", "link", "del", veth], "removing a stale link")
+    if Path(f"/sys/class/net/{veth}").exists():  # chosen free a moment ago: someone else's now
+        raise DevClusterError(
+            f"the network link {veth} appeared while this cluster was starting (another dev "
+            "cluster, or an older sparkplane that derives it from its port base): run `up` again "
+            "to choose another"
+        )
     _run(
         ["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", str(holder)],
         "creating the node's link",

@@ -1,7 +1,8 @@
 """The real node's plan: names, addresses, paths and config files (pure: settings in, text out).
 
-Layout (one node per dev cluster; every name and subnet derives from the cluster's port base so
-the demo's cluster and the test suite's cluster can run side by side):
+Layout (one node per dev cluster; every name and subnet derives from the cluster's **node
+index** ``<i>``, allotted at ``up`` so that no two clusters on the machine share one
+(:mod:`sparkplane.devcluster.alloc`) and kept in the cluster's ``state.json``):
 
 - The node lives in its own **network namespace** and **mount namespace** held by one holder
   process. A veth pair joins it to the host: host side ``spv<i>`` = ``10.217.<i>.1/30``, node side
@@ -24,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from sparkplane.devcluster import alloc
+
 NODE_NAME = "sparkplane-real-node"
 NODE_LABEL = "sparkplane.io/real-node"
 SIMULATED_TAINT = {"key": "sparkplane.io/simulated", "value": "true", "effect": "NoSchedule"}
@@ -45,20 +48,24 @@ KUBELET_SYSCTLS = {
 
 @dataclass(frozen=True)
 class NodePlan:
-    """Everything about one cluster's real node that follows from its port base and state dir."""
+    """Everything about one cluster's real node that follows from its node index (1..254, see
+    :func:`sparkplane.devcluster.alloc.choose_index`) and state dir. A running cluster's plan is
+    ``DevCluster.node_plan`` (the index it was given)."""
 
-    port_base: int
+    index: int
     state_dir: Path
 
-    @property
-    def index(self) -> int:
-        """1..250, from the port base (16443 -> the demo's, 17443 -> the tests')."""
-        return (self.port_base // 10) % 250 + 1
+    def __post_init__(self) -> None:
+        if self.index not in alloc.INDEXES:
+            raise ValueError(
+                f"node index {self.index} is not in 1..254 (a port base is no index: use "
+                "DevCluster.node_plan)"
+            )
 
     # -- names and addresses -------------------------------------------------------------
     @property
     def host_veth(self) -> str:
-        return f"spv{self.index}"
+        return f"{alloc.LINK_PREFIX}{self.index}"
 
     @property
     def host_ip(self) -> str:
@@ -70,11 +77,11 @@ class NodePlan:
 
     @property
     def link_cidr(self) -> str:
-        return f"10.217.{self.index}.0/30"
+        return alloc.link_cidr(self.index)
 
     @property
     def pod_cidr(self) -> str:
-        return f"10.218.{self.index}.0/24"
+        return alloc.pod_cidr(self.index)
 
     @property
     def bridge_ip(self) -> str:
@@ -82,7 +89,7 @@ class NodePlan:
 
     @property
     def cgroup_root(self) -> str:
-        return f"sparkplane-{self.index}"
+        return f"{alloc.CGROUP_PREFIX}{self.index}"
 
     @property
     def api_url(self) -> str:

@@ -60,6 +60,27 @@ fi
 if [ -n "${PYSPARK_PYTHON+x}" ]; then export PYSPARK_PYTHON; fi
 if [ -n "${PYSPARK_DRIVER_PYTHON+x}" ]; then export PYSPARK_DRIVER_PYTHON; fi
 
+# The driver's Kubernetes client (fabric8) waits 60 s per request and per connection on this
+# image, not Spark's 10 s, unless the application sets spark.kubernetes.driver.requestTimeout /
+# connectionTimeout itself. Its first request (the driver GETs its own pod) comes from a cold JVM
+# (class loading, JIT, the first TLS handshake): on a loaded 2-core dev machine that took more
+# than 10 s and the app failed. The relay it crosses adds milliseconds (docs/benchmarks.md).
+DRIVER_API_TIMEOUT_MS=60000
+driver_api_timeouts() {
+  local props="" key
+  while [ $# -gt 0 ]; do
+    if [ "$1" = --properties-file ] && [ $# -gt 1 ]; then props="$2"; fi
+    shift
+  done
+  for key in spark.kubernetes.driver.requestTimeout spark.kubernetes.driver.connectionTimeout; do
+    if [ -n "$props" ] && grep -qE "^[[:space:]]*${key//./\\.}[[:space:]]*[=:[:space:]]" "$props" \
+      2>/dev/null; then
+      continue
+    fi
+    cmd+=(--conf "${key}=${DRIVER_API_TIMEOUT_MS}")
+  done
+}
+
 as_spark=()
 if [ "$(id -u)" = 0 ]; then
   as_spark=(setpriv --reuid=185 --regid=185 --init-groups)
@@ -71,9 +92,9 @@ case "$role" in
     shift
     cmd=("$SPARK_HOME/bin/spark-submit"
       --conf "spark.driver.bindAddress=${SPARK_DRIVER_BIND_ADDRESS:-}"
-      --conf "spark.executorEnv.SPARK_DRIVER_POD_IP=${SPARK_DRIVER_BIND_ADDRESS:-}"
-      --deploy-mode client
-      "$@")
+      --conf "spark.executorEnv.SPARK_DRIVER_POD_IP=${SPARK_DRIVER_BIND_ADDRESS:-}")
+    driver_api_timeouts "$@"
+    cmd+=(--deploy-mode client "$@")
     ;;
   executor)
     shift
