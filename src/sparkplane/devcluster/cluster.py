@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster import alloc, components, process, registry, versions
+from sparkplane.devcluster import alloc, components, process, registry, versions, volumes
 from sparkplane.devcluster.build import Binaries, ensure_binaries
 from sparkplane.devcluster.hostdeps import ensure_debian_packages
 from sparkplane.devcluster.node import host, objects, realnode
@@ -534,10 +534,21 @@ class DevCluster:
         return Kube(connect(kubeconfig=self.kubeconfig))
 
     def _ready_namespaces(self) -> None:
+        """The Spark namespaces, and the static volumes claims bind to (:mod:`.volumes`)."""
         kube = self._kube()
         try:
             for namespace in SPARK_NAMESPACES:
                 ready_namespace(kube, namespace, timeout=self.settings.start_timeout)
+            for pv in volumes.volumes(self.state_dir):
+                found = kube.get_or_none("v1", "PersistentVolume", pv["metadata"]["name"])
+                if found is not None and volumes.released(found):
+                    kube.delete("v1", "PersistentVolume", pv["metadata"]["name"])
+                    found = None
+                if found is None:
+                    try:
+                        kube.create(pv)
+                    except AlreadyExistsError:
+                        pass  # still being deleted: the next `up` makes it
         finally:
             kube.close()
 
