@@ -86,12 +86,15 @@ class Operator:
         )
         # podTemplateFile: only from the configured directory (operator.podtemplates)
         loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
-        self.app_adapter = AppAdapter(kube, self.settings.reconcile, clock, loader)
+        self.app_adapter = AppAdapter(
+            kube, self.settings.reconcile, clock, loader, cluster_exists=self._cluster_exists
+        )
         self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
+        limits = self.settings.reconcile.limits
         if self.settings.reconcile_clusters:
-            self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock)
+            self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock, limits)
         if self.settings.reconcile_schedules and scheduled_io.served(kube):
-            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock)
+            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock, limits)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
         selector = self.settings.label_selector or None
         self.resources: dict[str, list[Informer]] = {
@@ -218,6 +221,10 @@ class Operator:
             self._leading.clear()
 
     # -- cache → queue --------------------------------------------------------------------
+    def _cluster_exists(self, namespace: str, name: str) -> bool:
+        informers = self.resources.get(ClusterAdapter.kind, [])
+        return any(i.get(namespace, name) is not None for i in informers)
+
     def cached(self, kind: str) -> list[Obj]:
         return [obj for informer in self.resources.get(kind, []) for obj in informer.list()]
 
