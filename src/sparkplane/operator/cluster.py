@@ -126,7 +126,11 @@ def decide_cluster(
         objects = cluster_objects(cr, operator_name, new_secret=new_secret)
     except pydantic.ValidationError as exc:
         objects = ()
-        create_error = create_error or f"invalid spec: {exc.error_count()} problem(s): {exc}"
+        problems = "; ".join(
+            f"spec.{'.'.join(map(str, e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        create_error = create_error or f"invalid spec: {problems}"
     instance = (
         ((cr.get("spec") or {}).get("clusterTolerations") or {}).get("instanceConfig")
     ) or {}
