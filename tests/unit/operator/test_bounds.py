@@ -142,7 +142,7 @@ def schedule(expr: str) -> dict[str, Any]:
             "namespace": "ns1",
             "uid": UID,
             "creationTimestamp": "2025-03-01T10:00:00Z",
-        },  # fmt: skip
+        },
         "spec": {"schedule": expr, "template": make_cr()["spec"]},
     }
 

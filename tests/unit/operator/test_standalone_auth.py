@@ -97,8 +97,7 @@ def test_which_cluster_an_app_targets(master: str | None, namespace: str, target
 
 
 def app(**conf: str) -> dict[str, Any]:
-    cr = make_cr(conf={"spark.master": "spark://sc-master-svc.ns1.svc:7077", **conf})
-    return cr
+    return make_cr(conf={"spark.master": "spark://sc-master-svc.ns1.svc:7077", **conf})
 
 
 def test_an_app_of_the_cluster_gets_the_secret_from_the_secret_and_the_label() -> None:
@@ -130,7 +129,7 @@ def test_the_reconciler_passes_the_observed_cluster_to_the_build() -> None:
         {"spec": "x"},
         {"metadata": {"labels": "x"}},
         {"spec": {"containers": [{"name": "a", "env": "x"}]}},
-    ],  # fmt: skip
+    ],
 )
 def test_a_malformed_pod_template_is_refused_with_its_field(template: dict[str, Any]) -> None:
     cr = make_cr(driverSpec={"podTemplateSpec": template})
