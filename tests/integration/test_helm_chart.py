@@ -204,7 +204,7 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
     minted = _mint_kubeconfig(kubeconfig, release_namespace, tmp_path / "operator.kubeconfig")
     as_operator = Kube(connect(kubeconfig=minted))
     try:
-        with running_operator(as_operator, namespace, leader_election=True,
+        with running_operator(kube, namespace, operator_kube=as_operator, leader_election=True,
                               lease_namespace=release_namespace):  # fmt: skip
             app = spark_app("via-chart", sim={"outcome": "Succeeded", "run-for": "2s"})
             kube.create(app, namespace=namespace)
