@@ -87,7 +87,7 @@ def test_a_schedule_every_second_is_refused_and_makes_no_run(
             "kind": KIND,
             "metadata": {"name": "fast"},
             "spec": body,
-        },  # fmt: skip
+        },
         namespace=namespace,
     )
 
