@@ -1,18 +1,34 @@
-"""Helpers for the operator's integration tests: CR builders, waits, a running operator."""
+"""Helpers for the operator's integration tests: CR builders, waits, a running operator.
+
+The operator of every test runs as its own service account with the RBAC the project ships
+(``sparkplane rbac operator``: the rules of deploy/), never as admin (:func:`operator_identity`),
+and a test fails on any ``forbidden`` in the operator's log (:func:`no_forbidden`): a rule the
+shipped role lacks must show up here, not in production.
+"""
 
 from __future__ import annotations
 
+import logging
+import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 from sparkplane.devcluster.simulator import DriverSimulator
-from sparkplane.kube import Kube
+from sparkplane.kube import Kube, connect
 from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
 from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
+from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
 from sparkplane.operator.states import history_states
+from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
+from sparkplane.security.rbac import render as render_rbac
+from sparkplane.security.rules import Identity
 from tests.integration.helpers import wait_for
+
+OPERATOR_ACCOUNT = "sparkplane-operator"
+#: the integration tests' bounds: short schedules and backoffs are what they exercise
+TEST_LIMITS = Limits(min_schedule_seconds=1, min_restart_backoff_millis=0)
 
 API = "spark.apache.org/v1"
 SIM = "spark.kubernetes.driver.annotation.sim.sparkplane.io"
@@ -82,6 +98,54 @@ def pods(kube: Kube, namespace: str, selector: str) -> list[dict[str, Any]]:
     return kube.list("v1", "Pod", namespace, label_selector=selector)
 
 
+def operator_kubeconfig(kube: Kube, namespace: str, target: Path) -> Path:
+    """Apply the shipped operator RBAC for ``namespace`` (``sparkplane rbac operator -n NS``:
+    its ServiceAccount, Role and RoleBinding there, its Lease Role) with ``kube`` (admin), and
+    write a kubeconfig acting as that service account (a bound token) to ``target``."""
+    for obj in render_rbac(Identity.OPERATOR, namespace):
+        kube.apply(obj.body)
+    minted = mint_kubeconfig(kube, OPERATOR_ACCOUNT, namespace)
+    return write_private(target, minted.text())
+
+
+@contextmanager
+def operator_identity(kube: Kube, namespace: str) -> Iterator[Kube]:
+    """A client acting as the operator's service account with its shipped RBAC in ``namespace``."""
+    with tempfile.TemporaryDirectory(prefix="sp-operator-") as tmp:
+        path = operator_kubeconfig(kube, namespace, Path(tmp) / "operator.kubeconfig")
+        client = Kube(connect(kubeconfig=path))
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.name}: {record.getMessage()}")
+
+
+@contextmanager
+def no_forbidden() -> Iterator[list[str]]:
+    """Collect the operator's log (every level); fail if any line says ``forbidden``."""
+    handler = _Collect()
+    logger = logging.getLogger("sparkplane")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler.lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    refused = [line for line in handler.lines if "forbidden" in line.lower()]
+    assert not refused, "the operator's shipped RBAC was refused:\n" + "\n".join(refused[:10])
+
+
 @contextmanager
 def running_operator(
     kube: Kube,
@@ -89,21 +153,36 @@ def running_operator(
     *,
     simulate: bool = True,
     missing_driver_grace: float | None = None,
+    operator_kube: Kube | None = None,
+    limits: Limits = TEST_LIMITS,
     **settings: Any,
 ) -> Iterator[Operator]:
-    """An operator (and the driver simulator) watching only ``namespace``."""
+    """An operator (and the driver simulator) watching only ``namespace``.
+
+    The operator acts as its service account with the shipped RBAC (``operator_kube``, or one
+    made by :func:`operator_identity`), never as ``kube`` (admin: the simulator's, which plays
+    the Spark drivers); any ``forbidden`` in its log fails the test.
+    """
     options: dict[str, Any] = {"namespaces": (namespace,), "leader_election": False, "workers": 4}
     options.update(settings)
-    if missing_driver_grace is not None:
-        options["reconcile"] = ReconcileSettings(missing_driver_grace_seconds=missing_driver_grace)
-    operator = Operator(kube, OperatorSettings(**options)).start()
-    sim = DriverSimulator(kube, namespace).start() if simulate else None
-    try:
-        yield operator
-    finally:
-        operator.stop()
-        if sim is not None:
-            sim.stop()
+    grace = (
+        {}
+        if missing_driver_grace is None
+        else {"missing_driver_grace_seconds": missing_driver_grace}
+    )
+    options["reconcile"] = ReconcileSettings(limits=limits, **grace)
+    with ExitStack() as stack:
+        acting = operator_kube or stack.enter_context(operator_identity(kube, namespace))
+        stack.enter_context(no_forbidden())
+        operator = Operator(acting, OperatorSettings(**options)).start()
+        sim = DriverSimulator(kube, namespace).start() if simulate else None
+        try:
+            yield operator
+        finally:
+            operator.events.flush()
+            operator.stop()
+            if sim is not None:
+                sim.stop()
 
 
 def leftover(kind: str, cr: dict[str, Any]) -> dict[str, Any]:

@@ -210,7 +210,7 @@ def test_install_upgrade_uninstall_and_the_installed_rbac_reconciles(
     monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")  # the chart's logArchive.store
     try:
         quick = {"sweep_seconds": 1.0, "sweep_min_age_seconds": 1.0, "archive_prune_seconds": 1.0}
-        with running_operator(as_operator, namespace, leader_election=True,
+        with running_operator(kube, namespace, operator_kube=as_operator, leader_election=True,
                               lease_namespace=release_namespace, **quick) as op:  # fmt: skip
             app = spark_app("via-chart", sim={"outcome": "Succeeded", "run-for": "2s"})
             kube.create(app, namespace=namespace)

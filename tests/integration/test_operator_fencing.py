@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,8 +28,9 @@ import pytest
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.operator.install import install_crds
+from sparkplane.security.rules import OPERATOR_LEASE
 from tests.integration.helpers import wait_for
-from tests.integration.operator_helpers import API, spark_app, state_of
+from tests.integration.operator_helpers import API, operator_kubeconfig, spark_app, state_of
 
 pytestmark = pytest.mark.integration
 APPS = 24
@@ -85,8 +85,11 @@ class Creations:
 
 
 @pytest.fixture
-def replicas(kubeconfig: Path, namespace: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    lease = f"sp-fence-{uuid.uuid4().hex[:6]}"
+def replicas(kube: Kube, namespace: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """Two ``operator run`` processes acting as the operator's service account with the
+    shipped RBAC (never as admin), sharing the one Lease that role may renew."""
+    lease = OPERATOR_LEASE
+    kubeconfig = operator_kubeconfig(kube, namespace, tmp_path / "operator.kubeconfig")
     exe = str(Path(sys.executable).parent / "sparkplane")
     procs: dict[str, subprocess.Popen[bytes]] = {}
     for identity in ("replica-a", "replica-b"):
@@ -128,6 +131,16 @@ def replicas(kubeconfig: Path, namespace: str, tmp_path: Path) -> Iterator[dict[
                 proc.kill()
         for identity in procs:  # shown by pytest when the test failed
             print(f"--- {identity}:", (tmp_path / f"{identity}.log").read_text()[-3000:])
+
+
+def _forbidden(logs: Path) -> list[str]:
+    """Lines of the replicas' logs where the API refused the shipped RBAC."""
+    return [
+        f"{path.name}: {line}"
+        for path in sorted(logs.glob("replica-*.log"))
+        for line in path.read_text(errors="replace").splitlines()
+        if "forbidden" in line.lower()
+    ]
 
 
 def _holder(kube: Kube, namespace: str, lease: str) -> str | None:
@@ -180,6 +193,16 @@ def test_frozen_leader_never_relaunches_or_leaks(
             _freeze_round(kube, namespace, replicas, seen, round_)
     for name, proc in replicas["procs"].items():
         assert proc.poll() is None, f"{name} died"
+    assert not _forbidden(replicas["logs"]), _forbidden(replicas["logs"])[:10]
+    # the sweeper (the backstop this test relies on) was never refused by the API; a thawed
+    # replica's sweep stopped by its own fence ("not the leader") is the fence working
+    lines = [
+        line
+        for path in replicas["logs"].glob("replica-*.log")
+        for line in path.read_text(errors="replace").splitlines()
+        if "sweep failed" in line and "not the leader" not in line
+    ]
+    assert not lines, lines[:10]
     for name in [f"r{r}-app-{i:02d}" for r in range(2) for i in range(APPS)]:
         cr = kube.get(API, "SparkApplication", name, namespace)
         assert cr["status"]["currentAttemptSummary"]["attemptInfo"]["id"] == 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import urllib.request
-import uuid
 from typing import Any
 
 import pytest
@@ -13,10 +12,13 @@ from sparkplane.kube import Kube
 from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Key, Operator
 from sparkplane.operator.settings import OperatorSettings
+from sparkplane.security.rules import OPERATOR_LEASE
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import (
     API,
     history,
+    no_forbidden,
+    operator_identity,
     pods,
     running_operator,
     spark_app,
@@ -47,19 +49,20 @@ def test_killed_mid_reconcile_no_duplicate_driver(kube: Kube, namespace: str, po
             crashed.set()
             raise Crash(f"killed {point}")
 
-    first = Operator(
-        kube,
-        OperatorSettings(
-            namespaces=(namespace,), leader_election=False, workers=1, base_retry_seconds=60
-        ),
-        **{point: die},
-    ).start()
-    try:
-        sim = {"outcome": "Succeeded", "run-for": "4s"}
-        kube.create(spark_app("phoenix", sim=sim), namespace=namespace)
-        assert crashed.wait(15)
-    finally:
-        first.stop()
+    with operator_identity(kube, namespace) as as_operator, no_forbidden():
+        first = Operator(
+            as_operator,
+            OperatorSettings(
+                namespaces=(namespace,), leader_election=False, workers=1, base_retry_seconds=60
+            ),
+            **{point: die},
+        ).start()
+        try:
+            sim = {"outcome": "Succeeded", "run-for": "4s"}
+            kube.create(spark_app("phoenix", sim=sim), namespace=namespace)
+            assert crashed.wait(15)
+        finally:
+            first.stop()
     cr = kube.get(API, "SparkApplication", "phoenix", namespace)
     assert history(cr) == ["Submitted", "DriverRequested"]  # committed before acting
     before = pods(kube, namespace, "spark-role=driver")
@@ -77,7 +80,12 @@ def test_killed_mid_reconcile_no_duplicate_driver(kube: Kube, namespace: str, po
 
 
 def test_two_replicas_one_leader_and_failover(kube: Kube, namespace: str) -> None:
-    lease = f"sp-test-lock-{uuid.uuid4().hex[:6]}"
+    with operator_identity(kube, namespace) as as_operator, no_forbidden():
+        _two_replicas(kube, as_operator, namespace)
+
+
+def _two_replicas(kube: Kube, as_operator: Kube, namespace: str) -> None:
+    lease = OPERATOR_LEASE  # the one Lease the shipped role may get and update
     settings = OperatorSettings(
         namespaces=(namespace,),
         workers=2,
@@ -87,8 +95,8 @@ def test_two_replicas_one_leader_and_failover(kube: Kube, namespace: str) -> Non
         lease_seconds=3,
         renew_seconds=0.5,
     )
-    a = Operator(kube, settings).start()
-    b = Operator(kube, settings).start()
+    a = Operator(as_operator, settings).start()
+    b = Operator(as_operator, settings).start()
     stopped: list[Operator] = []
     try:
         wait_for(lambda: a.is_leader or b.is_leader, timeout=15, what="a leader")

@@ -205,8 +205,9 @@ def test_forged_archives_and_history_settings_move_neither_gc_nor_the_operator(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     with running_operator(
-        operator,
+        kube,
         victim,
+        operator_kube=operator,
         simulate=False,
         namespaces=(victim, tenant_ns),
         archive_prune_seconds=1,
@@ -253,8 +254,9 @@ def test_namespaces_get_their_own_event_log_store_and_a_shared_one_is_reported(
     # ... and so does the operator (shipped RBAC), with a Warning Event in each namespace
     _, operator = identity("operator", namespace, namespace, tenant_ns)
     with running_operator(
-        operator,
+        kube,
         namespace,
+        operator_kube=operator,
         simulate=False,
         namespaces=(namespace, tenant_ns),
         archive_prune_seconds=1,
@@ -323,7 +325,10 @@ def test_the_operator_releases_only_what_its_app_controls(
     ]
     mine = spark_app("mine", sim={"outcome": "Succeeded", "run-for": "1s"})
     mine["spec"]["configMapSpecs"] = [{"name": "mine-cm", "data": {"x": "y"}}]
-    with running_operator(operator, namespace, simulate=False), simulator(kube, namespace):
+    with (
+        running_operator(kube, namespace, operator_kube=operator, simulate=False),
+        simulator(kube, namespace),
+    ):
         tenant.create(grab, namespace)
         cr = wait_state(kube, namespace, "grab", *ENDED, timeout=60)
         messages = _messages(cr)
@@ -363,7 +368,10 @@ def test_a_recreated_application_never_takes_its_predecessors_pods(
 ) -> None:
     _, tenant = identity("client", namespace)
     _, operator = identity("operator", namespace)
-    with running_operator(operator, namespace, simulate=False), simulator(kube, namespace):
+    with (
+        running_operator(kube, namespace, operator_kube=operator, simulate=False),
+        simulator(kube, namespace),
+    ):
         tenant.create(spark_app("again", sim={"run-for": "1h"}), namespace)
         first = wait_state(kube, namespace, "again", "RunningHealthy", timeout=60)
         driver = "again-0-driver"

@@ -2,7 +2,11 @@
 
 A SparkCluster's master and worker start from the Spark image (``spark-class`` running the
 Master and the Worker), the worker registers with the master, and the cluster goes
-``RunningHealthy``; the JWS filter its ``sparkConf`` names (``spark.ui.filters``,
+``RunningHealthy``, closed by ``spark.authenticate`` with the secret the operator generated
+(issue 26: a pod of another namespace, without the secret or with a guessed one, is refused by
+the master, while the same pod given the secret computes Pi; the real node's bridge network
+does not enforce NetworkPolicies, so the cluster's policy object is tested on the KWOK suite);
+the JWS filter its ``sparkConf`` names (``spark.ui.filters``,
 ``spark.master.rest.filters``, Spark's own ``org.apache.spark.ui.JWSFilter``) guards the
 master's UI and REST server; a SparkApplication with ``spark.master: spark://<cluster>:7077``
 computes SparkPi with its executor on the worker; deleting the SparkCluster removes its pods.
@@ -22,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from sparkplane.devcluster.images import SPARK_PI_CLASS, SPARK_PI_JAR
 from sparkplane.kube import Kube
 from sparkplane.kube.portforward import open_stream
 from sparkplane.operator.install import install_crds
@@ -233,6 +238,102 @@ def test_standalone_cluster_runs_sparkpi_behind_its_jws_filter(
     # deleting the SparkCluster removes everything it owns, pods included
     kube.delete(API, "SparkCluster", "sc", ns)
     _gone(kube, ns, "sc")
+
+
+def _submitter(name: str, url: str, auth: list[str], env: list[dict[str, Any]]) -> dict[str, Any]:
+    """A pod running SparkPi in client mode against the master ``url`` (what an attacker does)."""
+    confs = " ".join(
+        f"--conf {c}"
+        for c in [
+            "spark.driver.host=$POD_IP",  # the master and executors connect back to the pod
+            "spark.driver.memory=512m",
+            "spark.executor.memory=512m",
+            "spark.cores.max=1",
+            *auth,
+        ]
+    )
+    script = (
+        f"exec /opt/spark/bin/spark-submit --master {url} --deploy-mode client {confs} "
+        f"--class {SPARK_PI_CLASS} {SPARK_PI_JAR.removeprefix('local://')} 2"
+    )
+    ip = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"sparkplane.io/spark-cluster": "sc"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": SPARK_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["sh", "-c", script],
+                    "env": [ip, *env],
+                    "resources": {"requests": {"cpu": "50m", "memory": "256Mi"}},
+                }
+            ],
+        },
+    }
+
+
+def _tenants_are_refused(kube: Kube, ns: str, url: str) -> None:
+    """Tenant B (its own namespace: no secret, or a guessed one) is refused by tenant A's master;
+    the same pod given A's secret (the control: the probe itself works) computes Pi."""
+    other = f"{ns}-b"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
+    try:
+        wait_for(lambda: kube.get_or_none("v1", "ServiceAccount", "default", other),
+                 timeout=30, what=f"service account {other}/default")  # fmt: skip
+        secret = {"name": "SECRET", "valueFrom": {"secretKeyRef": {"name": "sc-spark-auth",
+                                                                     "key": "secret"}}}  # fmt: skip
+        with_secret = ["spark.authenticate=true", "spark.authenticate.secret=$SECRET"]
+        guessed = ["spark.authenticate=true", "spark.authenticate.secret=guess"]
+        probes = {
+            (ns, "control"): _submitter("control", url, with_secret, [secret]),
+            (other, "open"): _submitter("open", url, [], []),
+            (other, "guess"): _submitter("guess", url, guessed, []),
+        }
+        for (where, _), body in probes.items():
+            kube.create(body, namespace=where)
+
+        def ended(where: str, name: str) -> str | None:
+            phase = kube.get("v1", "Pod", name, where).get("status", {}).get("phase")
+            return phase if phase in ("Succeeded", "Failed") else None
+
+        for where, name in probes:
+            try:
+                phase = wait_for(lambda w=where, n=name: ended(w, n), timeout=240,
+                                 what=f"probe {where}/{name} ended", interval=2)  # fmt: skip
+            finally:
+                logs = pod_logs(kube, where, name)
+                print(f"--- {where}/{name}:\n{logs[-4000:]}")
+            if name == "control":
+                assert phase == "Succeeded" and "Pi is roughly 3.1" in logs, logs[-3000:]
+            else:
+                assert phase == "Failed" and "Pi is roughly" not in logs, logs[-3000:]
+                assert "All masters are unresponsive" in logs, logs[-3000:]
+    finally:
+        kube.delete("v1", "Namespace", other)
+
+
+@pytest.mark.timeout(600)
+def test_another_namespace_is_refused_by_the_master(kube: Kube, operator: str) -> None:
+    """Issue 26, finding 4: tenant B ran code in tenant A's worker through the master."""
+    ns = operator
+    kube.create(_cluster("sc", ns))
+    _wait(kube, "SparkCluster", ns, "sc", {"RunningHealthy"}, 180)
+    wait_for(lambda: "Registering worker" in pod_logs(kube, ns, "sc-master-0"), timeout=60,
+             what="the worker registered")  # fmt: skip
+    _tenants_are_refused(kube, ns, f"spark://sc-master-svc.{ns}.svc:7077")
+    master = pod_logs(kube, ns, "sc-master-0")
+    assert master.count("Registering app") == 1, master[-3000:]  # the control's only
+    launched = {
+        line.split("Asked to launch executor ", 1)[1].split("/", 1)[0]
+        for line in pod_logs(kube, ns, "sc-worker-0").splitlines()
+        if "Asked to launch executor " in line
+    }
+    assert len(launched) == 1, launched  # executors of the control's app only
 
 
 def test_a_master_that_exits_fails_its_cluster(kube: Kube, operator: str) -> None:

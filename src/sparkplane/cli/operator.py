@@ -23,7 +23,7 @@ from sparkplane.operator import deploy
 from sparkplane.operator.install import apply_objects, install_crds
 from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
+from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
 from sparkplane.security.podpolicy import CHECK_NAMES
 
 app = typer.Typer(
@@ -165,9 +165,50 @@ def run(
             show_default=False,
         ),
     ] = None,
+    min_schedule_seconds: Annotated[
+        int,
+        typer.Option(
+            "--min-schedule-seconds",
+            min=1,
+            help="Refuse ScheduledSparkApplications whose runs come closer than this.",
+        ),
+    ] = Limits.min_schedule_seconds,
+    min_restart_backoff_millis: Annotated[
+        int,
+        typer.Option(
+            "--min-restart-backoff-millis",
+            min=0,
+            help="Wait at least this long before a restart (a smaller restartBackoffMillis* is "
+            "raised to it).",
+        ),
+    ] = Limits.min_restart_backoff_millis,
+    max_restart_attempts: Annotated[
+        int,
+        typer.Option(
+            "--max-restart-attempts",
+            min=0,
+            help="Restart an application at most this often (a larger maxRestart* is lowered).",
+        ),
+    ] = Limits.max_restart_attempts,
+    max_workers: Annotated[
+        int,
+        typer.Option("--max-workers", min=0, help="Refuse SparkClusters with more workers."),
+    ] = Limits.max_workers,
+    max_executors: Annotated[
+        int,
+        typer.Option(
+            "--max-executors",
+            min=0,
+            help="Refuse SparkApplications asking for more executors (spark.executor.instances, "
+            "spark.dynamicAllocation.*Executors); the default maxExecutors of dynamic allocation.",
+        ),
+    ] = Limits.max_executors,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
-    """Run the operator in this process until interrupted."""
+    """Run the operator in this process until interrupted.
+
+    The --min-*/--max-* bounds: docs/operator.md, "Bounds".
+    """
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -194,7 +235,16 @@ def run(
         label_selector=selector,
         sweep_seconds=sweep_seconds,
         identity=os.environ.get("POD_NAME", ""),
-        reconcile=ReconcileSettings(operator_name=name),
+        reconcile=ReconcileSettings(
+            operator_name=name,
+            limits=Limits(
+                min_schedule_seconds=min_schedule_seconds,
+                min_restart_backoff_millis=min_restart_backoff_millis,
+                max_restart_attempts=max_restart_attempts,
+                max_workers=max_workers,
+                max_executors=max_executors,
+            ),
+        ),
         pod_template_dir=pod_template_dir,
         pod_policy_allow=tuple(pod_policy_allow or ()),
     )

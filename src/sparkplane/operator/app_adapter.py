@@ -8,7 +8,9 @@ read the state machine may ask for (``check_driver``: is a driver absent from th
 gone?). The index is by name; what a resource observes is by identity (:func:`of_resource`):
 only drivers its uid controls and executors of those drivers, so a SparkApplication deleted and
 created again under the same name never sees its predecessor's pods (same names: attempt ids
-derive from the name). Decisions come from the pure :func:`~sparkplane.operator.reconciler.decide`.
+derive from the name), and which SparkCluster of its namespace an app's ``spark.master`` names
+(from the runner's SparkCluster cache: its driver gets that cluster's secret). Decisions come
+from the pure :func:`~sparkplane.operator.reconciler.decide`.
 
 Called by the runner (through :mod:`sparkplane.operator.loop`). Writes nothing.
 """
@@ -23,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from sparkplane.kube import Kube
+from sparkplane.operator import standalone_auth
 from sparkplane.operator.decision import Decision
 from sparkplane.operator.driver import template_files
 from sparkplane.operator.loop import Key, Watch
@@ -76,9 +79,11 @@ class AppAdapter:
         settings: ReconcileSettings,
         clock: Callable[[], datetime],
         template_loader: Callable[[str], Obj | None] = NO_TEMPLATE_FILES,
+        cluster_exists: Callable[[str, str], bool] = lambda namespace, name: False,
     ) -> None:
         self.kube, self.settings, self.clock = kube, settings, clock
         self.template_loader = template_loader
+        self.cluster_exists = cluster_exists  # (namespace, name): a SparkCluster in the cache
         self._lock = threading.Lock()
         self._pods: dict[tuple[str, str], dict[str, Obj]] = {}
         self._tombstones: dict[tuple[str, str], dict[str, tuple[float, Obj]]] = {}
@@ -163,7 +168,10 @@ class AppAdapter:
             loaded = self.template_loader(path)
             if loaded is not None:
                 templates[role] = loaded
-        return Observed(pods=pods, tombstones=graves, templates=templates)
+        master = ((cr.get("spec") or {}).get("sparkConf") or {}).get("spark.master")
+        target = standalone_auth.target_cluster(str(master) if master else None, key[0])
+        found = target if target and self.cluster_exists(key[0], target) else None
+        return Observed(pods=pods, tombstones=graves, templates=templates, auth_cluster=found)
 
     def decide(self, cr: Obj, *, create_error: str | None = None) -> Decision:
         observed = replace(self.observe(cr), create_error=create_error)

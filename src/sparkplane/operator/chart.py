@@ -21,6 +21,7 @@ import yaml
 
 from sparkplane.operator import deploy
 from sparkplane.operator.crd import crds
+from sparkplane.operator.settings import Limits
 
 Obj = dict[str, Any]
 CHART = "helm/sparkplane"
@@ -46,6 +47,7 @@ class ChartValues:
     gc_schedule: str = "*/10 * * * *"
     gc_older_than: str = "24h"
     log_archive: str = deploy.LOG_ARCHIVE  # logArchive.store: kube | off
+    limits: Limits = field(default_factory=Limits)  # limits.*
 
 
 def _crds() -> list[Obj]:
@@ -65,7 +67,11 @@ def operator_objects(v: ChartValues) -> list[Obj]:
         else deploy.cluster_wide(v.namespace, v.image, with_namespace=False)
     )
     args = deploy.run_args(
-        v.namespace, watched or None, workers=v.workers, metrics_port=v.metrics_port
+        v.namespace,
+        watched or None,
+        workers=v.workers,
+        metrics_port=v.metrics_port,
+        limits=v.limits,
     )
     out = [o for o in objects if o["kind"] != "Deployment"]
     out.append(

@@ -17,34 +17,48 @@ Called by the runner (:mod:`sparkplane.operator.cluster_io`) and the CRD generat
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import pydantic
 
+from sparkplane.operator import bounds
 from sparkplane.operator import cluster_build as build
 from sparkplane.operator import cluster_health as health
+from sparkplane.operator import standalone_auth as auth
 from sparkplane.operator import states as st
 from sparkplane.operator.cluster_spec import SparkClusterSpec
 from sparkplane.operator.decision import CreateResources, Decision, DeleteResources, Transition
 from sparkplane.operator.driver import owner_ref
+from sparkplane.operator.settings import Limits
 
 C = st.ClusterStateSummary
 Obj = dict[str, Any]
 
 
-def cluster_objects(cr: Mapping[str, Any], operator_name: str) -> tuple[Obj, ...]:
-    """Services, StatefulSets, HPA and PDB of SparkCluster ``cr`` (raises pydantic.ValidationError).
+def cluster_objects(
+    cr: Mapping[str, Any],
+    operator_name: str,
+    *,
+    new_secret: Callable[[], str] = auth.new_secret,
+) -> tuple[Obj, ...]:
+    """Secret, NetworkPolicy, Services, StatefulSets, HPA and PDB of SparkCluster ``cr``
+    (raises pydantic.ValidationError).
 
-    Built by :mod:`sparkplane.operator.cluster_build`; every object is put in the CR's namespace,
-    labelled and owned by the CR.
+    Built by :mod:`sparkplane.operator.cluster_build` and
+    :mod:`sparkplane.operator.standalone_auth` (the Secret's value from ``new_secret``; the
+    first one created stays); every object is put in the CR's namespace, labelled and owned by
+    the CR.
     """
     spec = SparkClusterSpec.model_validate(cr.get("spec") or {})
     meta = cr["metadata"]
     name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")
     labels = build.base_labels(name, operator_name, spec.runtime_versions.spark_version)
-    out: list[Obj] = []
+    out: list[Obj] = [
+        auth.auth_secret(name, new_secret(), labels),
+        auth.network_policy(name, labels),
+    ]
     for role in ("master", "worker"):
         out.extend(build.role_objects(spec, name, namespace, role, labels))
     for extra in (
@@ -83,8 +97,14 @@ def decide_cluster(
     *,
     create_error: str | None = None,
     pods: Mapping[str, Sequence[Obj]] | None = None,
+    limits: Limits | None = None,
+    new_secret: Callable[[], str] = auth.new_secret,
 ) -> Decision:
-    """The next status and actions of a SparkCluster, given its StatefulSets and pods by role."""
+    """The next status and actions of a SparkCluster, given its StatefulSets and pods by role.
+
+    A cluster above ``limits`` (:func:`sparkplane.operator.bounds.worker_problems`) is refused:
+    ``SchedulingFailure`` with the reason, before anything is created.
+    """
     status = copy.deepcopy(cr.get("status")) or None
     transitions: list[Transition] = []
 
@@ -104,12 +124,30 @@ def decide_cluster(
     action_list: list[Any] = []
     requeue: float | None = None
     try:
-        objects = cluster_objects(cr, operator_name)
+        objects = cluster_objects(cr, operator_name, new_secret=new_secret)
     except pydantic.ValidationError as exc:
         objects = ()
-        create_error = create_error or f"invalid spec: {exc.error_count()} problem(s): {exc}"
+        problems = "; ".join(
+            f"spec.{'.'.join(map(str, e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        create_error = create_error or f"invalid spec: {problems}"
+    instance = (
+        ((cr.get("spec") or {}).get("clusterTolerations") or {}).get("instanceConfig")
+    ) or {}
+    too_big = bounds.worker_problems(
+        instance if isinstance(instance, Mapping) else {}, limits or Limits()
+    )
+    if too_big and state == C.SUBMITTED and not create_error:
+        objects, create_error = (), "; ".join(too_big)
     broken: str | None = None
-    refs = tuple((o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in objects)
+    # the Secret is never deleted by name (no identity may delete Secrets, docs/security.md):
+    # it goes with the SparkCluster, which owns it
+    refs = tuple(
+        (o["apiVersion"], o["kind"], o["metadata"]["name"])
+        for o in objects
+        if o["kind"] != "Secret"
+    )
     if state in (C.SUBMITTED, C.RUNNING_HEALTHY) and not create_error:
         broken = _broken(cr, statefulsets, pods or {})
     if state == C.SUBMITTED:

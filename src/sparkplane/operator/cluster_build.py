@@ -6,7 +6,9 @@ only the fields Apache's operator sets unconditionally:
 
 * **conf**: ``spark.shuffle.service.enabled=true`` unless set, then every ``sparkConf`` entry
   (``{{SPARK_VERSION}}`` replaced in the image), then ``spark.kubernetes.namespace`` = the CR's
-  namespace. All of it reaches the master as ``SPARK_MASTER_OPTS`` and the workers as
+  namespace and ``spark.authenticate=true`` (forced; ``spark.authenticate.secret`` is dropped:
+  the secret comes from the cluster's Secret, :mod:`sparkplane.operator.standalone_auth`).
+  All of it reaches the master as ``SPARK_MASTER_OPTS`` and the workers as
   ``SPARK_WORKER_OPTS`` (``-Dkey="value"``), so ``spark.ui.filters``, ``spark.master.rest.*``
   and the rest take effect in the daemons. ``spark.kubernetes.scheduler.name`` becomes the
   pods' ``schedulerName`` (default ``default-scheduler``).
@@ -17,8 +19,9 @@ only the fields Apache's operator sets unconditionally:
 * **container** (the one named ``master``/``worker``, appended if the template has none):
   ``image``, ``command``/``args`` (``spark-class`` running the Master or Worker in the
   foreground: the daemon is the container's process, its log the pod's log; no ``sbin``
-  scripts needed), ``SPARK_MASTER_OPTS``/``SPARK_WORKER_OPTS`` and the Spark ports replace
-  those of the same name; ``SPARK_MASTER_HOST`` (the pod IP) and ``SPARK_WORKER_CORES`` /
+  scripts needed), ``SPARK_MASTER_OPTS``/``SPARK_WORKER_OPTS``, ``_SPARK_AUTH_SECRET`` (from
+  the cluster's Secret) and the Spark ports replace those of the same name;
+  ``SPARK_MASTER_HOST`` (the pod IP) and ``SPARK_WORKER_CORES`` /
   ``SPARK_WORKER_MEMORY`` (the container's limits, else the node's) and a TCP readiness
   probe on the web UI's port (8080 / 8081: bound once the daemon is up; a probe of the
   master's RPC port 7077 would log a "got disassociated" line every period, and an HTTP probe
@@ -35,6 +38,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from sparkplane.operator import standalone_auth as auth
 from sparkplane.operator.cluster_spec import MasterSpec, SparkClusterSpec
 from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL, label_value
 from sparkplane.spec.conf import SPARK_VERSION, versioned_image, with_spark_version
@@ -53,6 +57,8 @@ def cluster_conf(spec: SparkClusterSpec, namespace: str) -> dict[str, str]:
     conf = {"spark.shuffle.service.enabled": "true"}
     conf.update(with_spark_version(spec.spark_conf, version))
     conf["spark.kubernetes.namespace"] = namespace
+    conf.pop(auth.SECRET_CONF, None)  # never in the pod spec: from the Secret
+    conf[auth.AUTH_CONF] = "true"
     return conf
 
 
@@ -78,7 +84,7 @@ DAEMON = {
 }
 
 
-def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
+def _container(base: Obj, role: str, image: str, url: str, opts: str, cluster: str) -> Obj:
     """The Spark daemon's container: ``spark-class <Master|Worker>`` in the foreground."""
     out = copy.deepcopy(base)
     out["name"] = role
@@ -99,6 +105,7 @@ def _container(base: Obj, role: str, image: str, url: str, opts: str) -> Obj:
     given = {e.get("name") for e in out.get("env") or []}
     env: list[Obj] = [d for d in defaults if d["name"] not in given]
     env.append({"name": OPTS_ENV[role], "value": opts})
+    env.append(auth.secret_env(cluster))
     out["env"] = _merge_named(out.get("env"), env, "name")
     ports = [{"name": n, "containerPort": p} for n, p in PORTS[role]]
     out["ports"] = _merge_named(out.get("ports"), ports, "name", "containerPort")
@@ -121,6 +128,7 @@ def _pod_template(
     image: str,
     url: str,
     dns: str,
+    cluster: str,
 ) -> Obj:
     template = copy.deepcopy((part.stateful_set_spec or {}).get("template") or {})
     meta = template.setdefault("metadata", {})
@@ -138,7 +146,7 @@ def _pod_template(
         containers.append({})
         index = len(containers) - 1
     opts = java_options(conf)
-    containers[index] = _container(containers[index], role, image, url, opts)
+    containers[index] = _container(containers[index], role, image, url, opts, cluster)
     pod["containers"] = containers
     _no_escalation(containers)
     _no_escalation(list(pod.get("initContainers") or []))
@@ -179,7 +187,7 @@ def role_objects(
     }
     dns = f"{name}-worker-svc.{namespace}.svc.cluster.local"
     url = master_url(name, namespace)
-    sts_spec["template"] = _pod_template(part, role, labels, conf, image, url, dns)
+    sts_spec["template"] = _pod_template(part, role, labels, conf, image, url, dns, name)
     statefulset = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",

@@ -23,6 +23,7 @@ from sparkplane.operator.cluster import C, decide_cluster
 from sparkplane.operator.decision import Decision
 from sparkplane.operator.loop import Key, Watch
 from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL
+from sparkplane.operator.settings import Limits
 
 Obj = dict[str, Any]
 CLUSTER = "SparkCluster"
@@ -34,8 +35,15 @@ class ClusterAdapter:
     kind = CLUSTER
     api_version = "spark.apache.org/v1"
 
-    def __init__(self, kube: Kube, operator_name: str, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        operator_name: str,
+        clock: Callable[[], datetime],
+        limits: Limits | None = None,
+    ) -> None:
         self.kube, self.operator_name, self.clock = kube, operator_name, clock
+        self.limits = limits or Limits()
         self._lock = threading.Lock()
         self._sets: dict[tuple[str, str], Obj] = {}
         self._pods: dict[tuple[str, str], dict[str, Obj]] = {}  # by (namespace, StatefulSet)
@@ -101,7 +109,13 @@ class ClusterAdapter:
             uid = ((cached or {}).get("metadata") or {}).get("uid")
             pods[role] = [p for p in indexed if uid and _owner_uid(p) == uid]
         return decide_cluster(
-            cr, found, self.clock(), self.operator_name, create_error=create_error, pods=pods
+            cr,
+            found,
+            self.clock(),
+            self.operator_name,
+            create_error=create_error,
+            pods=pods,
+            limits=self.limits,
         )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from sparkplane.spec import podshape
 from sparkplane.spec.models import RuntimeVersions
 from sparkplane.spec.tolerations import SpecModel
 
@@ -44,10 +45,28 @@ class ClusterTolerations(SpecModel):
 class MasterSpec(SpecModel):
     """Overrides for the master StatefulSet and Service (merged over the built ones)."""
 
+    # each must have its Kubernetes shape where the builder merges into it
+    # (sparkplane.spec.podshape): `containers: "x"` is refused here, with the field
+
     stateful_set_spec: dict[str, Any] | None = None
     stateful_set_metadata: dict[str, Any] | None = None
     service_spec: dict[str, Any] | None = None
     service_metadata: dict[str, Any] | None = None
+
+    @field_validator("stateful_set_spec")
+    @classmethod
+    def _sts_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return podshape.check(podshape.StatefulSetSpec, value)  # type: ignore[no-any-return]
+
+    @field_validator("service_spec")
+    @classmethod
+    def _service_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return podshape.check(podshape.ServiceSpec, value)  # type: ignore[no-any-return]
+
+    @field_validator("stateful_set_metadata", "service_metadata")
+    @classmethod
+    def _meta_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return podshape.check(podshape.ObjectMeta, value)  # type: ignore[no-any-return]
 
 
 class WorkerSpec(MasterSpec):

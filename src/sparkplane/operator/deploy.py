@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from sparkplane.operator.bounds import SETTINGS
+from sparkplane.operator.settings import Limits
 from sparkplane.security.rules import OPERATOR, OPERATOR_LEASE
 from sparkplane.version import SPARKPLANE_IMAGE
 
@@ -151,9 +153,14 @@ def _common(namespace: str, with_namespace: bool = True) -> list[Obj]:
 
 
 def run_args(
-    namespace: str, watched: list[str] | None, *, workers: int = 8, metrics_port: int | None = 9090
+    namespace: str,
+    watched: list[str] | None,
+    *,
+    workers: int = 8,
+    metrics_port: int | None = 9090,
+    limits: Limits | None = None,
 ) -> list[str]:
-    """The ``operator run`` flags of the in-cluster Deployment."""
+    """The ``operator run`` flags of the in-cluster Deployment (the bounds always spelled out)."""
     args = [f"--lease-namespace={namespace}", f"--workers={workers}"]
     if metrics_port is not None:
         args.append(f"--metrics-port={metrics_port}")
@@ -161,6 +168,8 @@ def run_args(
         args += [f"--namespace={ns}" for ns in watched]
     else:
         args.append("--all-namespaces")
+    bounds = limits or Limits()
+    args += [f"{flag}={getattr(bounds, name)}" for name, (flag, _) in SETTINGS.items()]
     return args
 
 

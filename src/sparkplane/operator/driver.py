@@ -28,7 +28,10 @@ from sparkplane.render import RenderContext, render
 from sparkplane.spec import SparkApp, collect_problems, load_manifest
 from sparkplane.spec.conf import K8S, is_image_key, with_spark_version
 
+from . import standalone_auth
+from .bounds import executor_problems, with_executor_cap
 from .naming import OperatorIds, attempt_of, operator_labels
+from .settings import Limits
 
 Obj = dict[str, Any]
 ROLES = ("driver", "executor")
@@ -165,10 +168,15 @@ def build_attempt(
     attempt: int | None = None,
     templates: Mapping[str, Obj] | None = None,
     ctx: RenderContext | None = None,
+    limits: Limits | None = None,
+    auth_cluster: str | None = None,
 ) -> AttemptResources:
     """Render the driver resources of ``attempt`` (default: the current one) of ``cr``.
 
-    Raises ValidationError when the spec cannot be rendered (the reconciler reports it).
+    Raises ValidationError when the spec cannot be rendered, or asks for more executors than
+    ``limits`` allow (:mod:`sparkplane.operator.bounds`); the reconciler reports it.
+    ``auth_cluster``: the SparkCluster of the CR's namespace its ``spark.master`` names (the
+    driver gets that cluster's secret: :mod:`sparkplane.operator.standalone_auth`).
     """
     meta = cr["metadata"]
     name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")
@@ -176,7 +184,13 @@ def build_attempt(
     ids = OperatorIds.for_attempt(name, namespace, str(meta.get("uid", "")), number)
     labels = operator_labels(operator_name, name)
     app = load_app(cr, templates)
-    conf = dict(app.spec.spark_conf)
+    limits = limits or Limits()
+    if problems := executor_problems(app.spec.spark_conf, limits):
+        raise ValidationError(problems, subject=f"SparkApplication {name!r}")
+    conf = with_executor_cap(app.spec.spark_conf, limits)
+    if auth_cluster:
+        conf[standalone_auth.AUTH_CONF] = "true"
+        conf.pop(standalone_auth.SECRET_CONF, None)  # the cluster's, from its Secret
     for key, value in labels.items():
         conf.setdefault(f"{K8S}.executor.label.{key}", value)
     app = app.model_copy(update={"spec": app.spec.model_copy(update={"spark_conf": conf})})
@@ -194,6 +208,8 @@ def build_attempt(
             owner,
         ]
         if obj is rendered.driver_pod:
+            if auth_cluster:
+                out = standalone_auth.with_client_auth(out, auth_cluster)
             driver = out
         objects.append(out)
     # The driver pod goes last: everything it mounts exists when it starts, and an existing

@@ -34,6 +34,8 @@ class Observed:
     confirmed with a live read that the current driver does not exist (the cache alone is never
     trusted for that). ``create_error``: creating this attempt's resources failed for good.
     ``templates``: role → pod template the runner loaded from a ``podTemplateFile``.
+    ``auth_cluster``: the SparkCluster of the app's namespace its ``spark.master`` names, when
+    the runner found it (its driver gets the cluster's secret).
     """
 
     pods: tuple[Obj, ...] = ()
@@ -41,6 +43,7 @@ class Observed:
     driver_absent: bool = False
     create_error: str | None = None
     templates: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    auth_cluster: str | None = None
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:

@@ -23,6 +23,7 @@ import pydantic
 
 from sparkplane.errors import ValidationError
 from sparkplane.lifecycle.pods import parse_time
+from sparkplane.operator import bounds
 from sparkplane.operator import states as st
 from sparkplane.operator.decision import (
     Action,
@@ -120,6 +121,8 @@ class _Pass:
                     {**self.cr, "status": self.status},
                     self.settings.operator_name,
                     templates=self.observed.templates,
+                    limits=self.settings.limits,
+                    auth_cluster=self.observed.auth_cluster,
                 )
             except ValidationError as exc:
                 self._built[self.attempt] = exc
@@ -352,10 +355,20 @@ def _stop(p: _Pass, state: A) -> bool:
             status, p.now, f"Restarting after {state}", trim_history=p.settings.trim_history
         )
         info = p.status["currentAttemptSummary"]["attemptInfo"]
-        message = f"Attempt {info['id']} scheduled (restart {info['restartCounter']})"
+        field, millis = _backoff_field(p)
+        wait = bounds.backoff_millis(millis, p.settings.limits)
+        message = (
+            f"Attempt {info['id']} scheduled (restart {info['restartCounter']}) in {wait} ms"
+            f"{bounds.backoff_note(field, millis, p.settings.limits)}"
+        )
         p.transitions.append(Transition(state, A.SCHEDULED_TO_RESTART, message, p.now, p.since()))
         return True
-    p.go(A.RESOURCE_RELEASED, "Driver resources released")
+    capped = (
+        _capped_by_operator(status, state, p)
+        if st.restart_allowed(restart_cfg.restart_policy.value, state)
+        else ""
+    )
+    p.go(A.RESOURCE_RELEASED, f"Driver resources released{f' ({capped})' if capped else ''}")
     return True
 
 
@@ -378,27 +391,44 @@ def _with_counter_reset(p: _Pass, state: A) -> Obj:
     return out
 
 
-def _within_limits(status: Mapping[str, Any], state: A, p: _Pass) -> bool:
+def _caps(state: A, p: _Pass) -> list[tuple[str, str, int]]:
+    """(field, counter, cap as the user set it) of each restart cap that applies to ``state``."""
     cfg = p.tol.restart_config
+    out = [("maxRestartAttempts", "restartCounter", cfg.max_restart_attempts)]
+    if state in st.APP_FAILURES and cfg.max_restart_on_failure is not None:
+        out.append(("maxRestartOnFailure", "failureRestartCounter", cfg.max_restart_on_failure))
+    if state == A.SCHEDULING_FAILURE and cfg.max_restart_on_scheduling_failure is not None:
+        out.append(
+            (
+                "maxRestartOnSchedulingFailure",
+                "schedulingFailureRestartCounter",
+                cfg.max_restart_on_scheduling_failure,
+            )
+        )
+    return out
+
+
+def _within_limits(status: Mapping[str, Any], state: A, p: _Pass) -> bool:
+    """Another restart is within every cap (each at most the operator's, bounds.attempts_cap)."""
     info = (status.get("currentAttemptSummary") or {}).get("attemptInfo") or {}
-    if int(info.get("restartCounter", 0)) + 1 > cfg.max_restart_attempts:
-        return False
-    if (
-        state in st.APP_FAILURES
-        and cfg.max_restart_on_failure is not None
-        and int(info.get("failureRestartCounter", 0)) + 1 > cfg.max_restart_on_failure
-    ):
-        return False
-    return not (
-        state == A.SCHEDULING_FAILURE
-        and cfg.max_restart_on_scheduling_failure is not None
-        and int(info.get("schedulingFailureRestartCounter", 0)) + 1
-        > cfg.max_restart_on_scheduling_failure
+    return all(
+        int(info.get(counter, 0)) + 1 <= bounds.attempts_cap(cap, p.settings.limits)
+        for _, counter, cap in _caps(state, p)
     )
 
 
-def _backoff_seconds(p: _Pass) -> float:
-    """The restart backoff for the state that ended the previous attempt."""
+def _capped_by_operator(status: Mapping[str, Any], state: A, p: _Pass) -> str:
+    """Why no restart, when it is the operator's cap and not the user's that stopped it."""
+    info = (status.get("currentAttemptSummary") or {}).get("attemptInfo") or {}
+    for field, counter, cap in _caps(state, p):
+        used = int(info.get(counter, 0)) + 1
+        if used > bounds.attempts_cap(cap, p.settings.limits) and used <= cap:
+            return bounds.attempts_note(field, cap, p.settings.limits)
+    return ""
+
+
+def _backoff_field(p: _Pass) -> tuple[str, int]:
+    """(field, millis) of the restart backoff for the state that ended the previous attempt."""
     cfg = p.tol.restart_config
     previous = (
         ((p.status or {}).get("previousAttemptSummary") or {}).get("stateTransitionHistory")
@@ -411,15 +441,22 @@ def _backoff_seconds(p: _Pass) -> float:
         if name in {s.value for s in st.APP_STOPPING}:
             ended = A(name)
             break
-    millis = cfg.restart_backoff_millis
     if (
         ended == A.SCHEDULING_FAILURE
         and cfg.restart_backoff_millis_for_scheduling_failure is not None
     ):
-        millis = cfg.restart_backoff_millis_for_scheduling_failure
-    elif ended in st.APP_FAILURES and cfg.restart_backoff_millis_for_failure is not None:
-        millis = cfg.restart_backoff_millis_for_failure
-    return millis / 1000
+        return (
+            "restartBackoffMillisForSchedulingFailure",
+            cfg.restart_backoff_millis_for_scheduling_failure,
+        )
+    if ended in st.APP_FAILURES and cfg.restart_backoff_millis_for_failure is not None:
+        return "restartBackoffMillisForFailure", cfg.restart_backoff_millis_for_failure
+    return "restartBackoffMillis", cfg.restart_backoff_millis
+
+
+def _backoff_seconds(p: _Pass) -> float:
+    """The restart backoff applied (at least the operator's minimum, bounds.backoff_millis)."""
+    return bounds.backoff_millis(_backoff_field(p)[1], p.settings.limits) / 1000
 
 
 def _terminated(p: _Pass, state: A) -> None:

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.operator import actions, loop, scheduled_io, sweep
@@ -86,12 +87,15 @@ class Operator:
         )
         # podTemplateFile: only from the configured directory (operator.podtemplates)
         loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
-        self.app_adapter = AppAdapter(kube, self.settings.reconcile, clock, loader)
+        self.app_adapter = AppAdapter(
+            kube, self.settings.reconcile, clock, loader, cluster_exists=self._cluster_exists
+        )
         self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
+        limits = self.settings.reconcile.limits
         if self.settings.reconcile_clusters:
-            self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock)
+            self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock, limits)
         if self.settings.reconcile_schedules and scheduled_io.served(kube):
-            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock)
+            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock, limits)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
         selector = self.settings.label_selector or None
         self.resources: dict[str, list[Informer]] = {
@@ -125,6 +129,7 @@ class Operator:
         )
         self._lock = threading.Lock()
         self._written: dict[Key, Obj] = {}
+        self._reported: dict[Key, str] = {}  # the last ReconcileError Event per resource
         self._stopping = threading.Event()
         self._leading = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -218,6 +223,10 @@ class Operator:
             self._leading.clear()
 
     # -- cache → queue --------------------------------------------------------------------
+    def _cluster_exists(self, namespace: str, name: str) -> bool:
+        informers = self.resources.get(ClusterAdapter.kind, [])
+        return any(i.get(namespace, name) is not None for i in informers)
+
     def cached(self, kind: str) -> list[Obj]:
         return [obj for informer in self.resources.get(kind, []) for obj in informer.list()]
 
@@ -234,6 +243,7 @@ class Operator:
             with self._lock:
                 if event == "DELETED":
                     self._written.pop(key, None)
+                    self._reported.pop(key, None)
                     return
                 mine = self._written.get(key)
             if mine is not None and _rv(mine) == _rv(obj):
@@ -286,9 +296,27 @@ class Operator:
                 delay = self.queue.add_rate_limited(key)
                 self.metrics.reconcile_errors.labels(key[0], type(exc).__name__).inc()
                 log.warning("reconcile %s %s/%s failed (retry in %.2fs): %s", *key, delay, exc)
+                self._report_failure(key, exc)
             finally:
                 self.metrics.reconcile_seconds.labels(key[0]).observe(time.perf_counter() - started)
                 self.queue.done(key)
+
+    def _report_failure(self, key: Key, exc: Exception) -> None:
+        """A Warning Event ``ReconcileError`` on the resource, once per distinct error: an
+        error that is not the API's (a spec the builders cannot handle) repeats on every retry,
+        and its author must see it (``kubectl describe``), not only the operator's log."""
+        if isinstance(exc, KubeError):
+            return
+        message = f"cannot reconcile: {type(exc).__name__}: {exc}"[:1000]
+        with self._lock:
+            if self._reported.get(key) == message:
+                return
+            self._reported[key] = message
+        cr = self.current(key)
+        if cr is not None:
+            self.events.record(
+                cr, Transition(None, "ReconcileError", message, self.clock(), warning=True)
+            )
 
     def reconcile(self, key: Key) -> float | None:
         """Reconcile one resource now; returns the requeue delay (None: wait for changes)."""

@@ -36,6 +36,7 @@ from zoneinfo import ZoneInfo
 import pydantic
 from croniter import croniter
 
+from sparkplane.operator import bounds
 from sparkplane.operator.decision import CreateResources, Decision, DeleteResources, Transition
 from sparkplane.operator.driver import owner_ref
 from sparkplane.operator.scheduled_spec import (
@@ -43,6 +44,7 @@ from sparkplane.operator.scheduled_spec import (
     ScheduledSparkApplicationSpec,
     every,
 )
+from sparkplane.operator.settings import Limits
 
 Obj = dict[str, Any]
 SCHEDULE_LABEL = "sparkplane.io/scheduled-by"
@@ -130,8 +132,25 @@ def _trim(runs: Sequence[Run], keep: int) -> tuple[list[Run], list[Run]]:
     return ordered[:keep], ordered[keep:]
 
 
-def decide_schedule(cr: Mapping[str, Any], runs: Sequence[Run], now: datetime) -> Decision:
-    """The next status and actions of a ScheduledSparkApplication."""
+def _refused(old: Obj, reason: str, now: datetime) -> Decision:
+    """``FailedValidation`` with ``reason``; a Warning Event when it is new."""
+    status = {**copy.deepcopy(old), "scheduleState": "FailedValidation", "reason": reason}
+    if status == old:
+        return Decision()
+    return Decision(
+        status=status,
+        transitions=(Transition(None, "FailedValidation", reason, now, warning=True),),
+    )
+
+
+def decide_schedule(
+    cr: Mapping[str, Any], runs: Sequence[Run], now: datetime, limits: Limits | None = None
+) -> Decision:
+    """The next status and actions of a ScheduledSparkApplication.
+
+    A schedule that does not parse, or fires more often than ``limits.min_schedule_seconds``
+    (:func:`sparkplane.operator.bounds.schedule_problem`), is ``FailedValidation``: no run.
+    """
     old = cr.get("status") or {}
     status: Obj = copy.deepcopy(old)
     meta = cr["metadata"]
@@ -142,8 +161,11 @@ def decide_schedule(cr: Mapping[str, Any], runs: Sequence[Run], now: datetime) -
         problems = "; ".join(
             f"spec.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
         )
-        status.update(scheduleState="FailedValidation", reason=problems)
-        return Decision(status=status if status != old else None)
+        return _refused(old, problems, now)
+    interval = every(spec.schedule)
+    too_often = bounds.schedule_problem(spec.schedule, spec.time_zone, interval, limits or Limits())
+    if too_often:
+        return _refused(old, too_often, now)
     created = parse_time(str(meta.get("creationTimestamp") or format_time(now)))
     since = parse_time(status["lastRun"]) if status.get("lastRun") else created
     live = list(runs)

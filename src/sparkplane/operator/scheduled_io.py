@@ -33,6 +33,7 @@ from sparkplane.operator.scheduled import (
     parse_time,
 )
 from sparkplane.operator.scheduled_spec import GROUP, KIND, VERSION
+from sparkplane.operator.settings import Limits
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -73,8 +74,9 @@ class ScheduleAdapter:
     kind = KIND
     api_version = f"{GROUP}/{VERSION}"
 
-    def __init__(self, clock: Callable[[], datetime]) -> None:
+    def __init__(self, clock: Callable[[], datetime], limits: Limits | None = None) -> None:
         self.clock = clock
+        self.limits = limits or Limits()
         self._lock = threading.Lock()
         self._runs: dict[tuple[str, str], dict[str, Obj]] = {}
 
@@ -104,7 +106,7 @@ class ScheduleAdapter:
         meta = cr["metadata"]
         with self._lock:
             apps = list(self._runs.get((str(meta["namespace"]), str(meta["name"])), {}).values())
-        decision = decide_schedule(cr, runs_of(cr, apps), self.clock())
+        decision = decide_schedule(cr, runs_of(cr, apps), self.clock(), self.limits)
         if create_error is None:
             return decision
         status = {**(decision.status or cr.get("status") or {})}

@@ -13,6 +13,30 @@ from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
 
 
 @dataclass(frozen=True)
+class Limits:
+    """The bounds no custom resource may exceed (docs/operator.md, "Bounds").
+
+    Each is an operator setting (``sparkplane operator run`` flag, Helm value ``limits.*``).
+    Refused (the resource fails with a status and a Warning Event naming the field, the limit
+    and the setting): ``min_schedule_seconds`` (default 60: a ScheduledSparkApplication whose
+    runs come closer than this), ``max_workers`` (default 100: a SparkCluster's
+    ``initWorkers``/``minWorkers``/``maxWorkers``), ``max_executors`` (default 500: a
+    SparkApplication's ``spark.executor.instances``, ``spark.dynamicAllocation.{initial,min,
+    max}Executors``). Clamped (the transition message says so): ``min_restart_backoff_millis``
+    (default 1000: a smaller ``restartBackoffMillis*`` waits this long),
+    ``max_restart_attempts`` (default 20: a larger ``maxRestartAttempts``/``maxRestartOn*``
+    stops here). With dynamic allocation on and no ``spark.dynamicAllocation.maxExecutors``
+    (Spark's default: unbounded), the operator sets it to ``max_executors``.
+    """
+
+    min_schedule_seconds: int = 60
+    min_restart_backoff_millis: int = 1000
+    max_restart_attempts: int = 20
+    max_workers: int = 100
+    max_executors: int = 500
+
+
+@dataclass(frozen=True)
 class ReconcileSettings:
     """Inputs of ``decide`` besides the observed objects.
 
@@ -21,11 +45,13 @@ class ReconcileSettings:
     attempt's history into ``previousAttemptSummary`` (Apache's default, true).
     ``missing_driver_grace_seconds``: after requesting a driver, how long a pod absent from the
     cache is assumed to be on its way before a live read is asked for (default 5).
+    ``limits``: the bounds of :class:`Limits`.
     """
 
     operator_name: str = DEFAULT_OPERATOR_NAME
     trim_history: bool = True
     missing_driver_grace_seconds: float = 5.0
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)

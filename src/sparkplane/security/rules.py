@@ -310,6 +310,26 @@ OPERATOR = Policy(
             ("create", "patch"),
             "record state transitions as events on the custom resources (patch aggregates repeats)",
         ),
+        rule(
+            CORE,
+            "services",
+            ("list",),
+            "the sweeper lists the Services it labelled to find leftovers of finished attempts",
+        ),
+        rule(
+            CORE,
+            "secrets",
+            ("create",),
+            "a SparkCluster's spark.authenticate secret, generated once (the pods read it "
+            "through secretKeyRef; the operator never reads it back, and the garbage collector "
+            "deletes it with its SparkCluster)",
+        ),
+        rule(
+            NETWORKING,
+            "networkpolicies",
+            ("get", "create", "delete"),
+            "a SparkCluster's NetworkPolicy: only its own pods and its applications reach it",
+        ),
     ),
     own_namespace=(
         rule(

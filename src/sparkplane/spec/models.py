@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from sparkplane.spec import podshape
 from sparkplane.spec.tolerations import ApplicationTolerations, DeploymentMode, SpecModel
 
 PYTHON_RUNNER = "org.apache.spark.deploy.PythonRunner"
@@ -42,6 +43,11 @@ class PodTemplateHolder(SpecModel):
     """``driverSpec`` / ``executorSpec``: a raw Kubernetes PodTemplateSpec (metadata + spec)."""
 
     pod_template_spec: dict[str, Any] | None = None
+
+    @field_validator("pod_template_spec")
+    @classmethod
+    def _pod_template_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return podshape.check(podshape.PodTemplate, value)  # type: ignore[no-any-return]
 
 
 class DriverServiceIngress(SpecModel):

@@ -9,6 +9,7 @@ from typing import Any
 from sparkplane.operator.decision import Decision
 from sparkplane.operator.observe import Observed
 from sparkplane.operator.reconciler import decide
+from sparkplane.operator.settings import ReconcileSettings
 from sparkplane.operator.states import history_states
 
 T0 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
@@ -109,13 +110,14 @@ def executor(
 class Walk:
     """Feed observations to ``decide`` and apply its status, as the runner would."""
 
-    def __init__(self, cr: dict[str, Any]) -> None:
+    def __init__(self, cr: dict[str, Any], settings: ReconcileSettings | None = None) -> None:
         self.cr = cr
+        self.settings = settings or ReconcileSettings()
         self.decisions: list[Decision] = []
 
     def step(self, seconds: float, *pods: dict[str, Any], **observed: Any) -> Decision:
         obs = Observed(pods=tuple(pods), **observed)
-        decision = decide(self.cr, obs, at(seconds))
+        decision = decide(self.cr, obs, at(seconds), self.settings)
         if decision.status is not None:
             self.cr = {**copy.deepcopy(self.cr), "status": decision.status}
         self.decisions.append(decision)

@@ -113,7 +113,9 @@ def test_template_without_the_role_container_gets_one_appended() -> None:
     assert worker["command"][1] == "org.apache.spark.deploy.worker.Worker"
     assert worker["args"] == ["--webui-port", "8081", "spark://prod-master-svc.ns1.svc:7077"]
     limits = {
-        e["name"]: e["valueFrom"]["resourceFieldRef"] for e in worker["env"] if "valueFrom" in e
+        e["name"]: e["valueFrom"]["resourceFieldRef"]
+        for e in worker["env"]
+        if "resourceFieldRef" in e.get("valueFrom", {})
     }
     assert limits["SPARK_WORKER_CORES"]["resource"] == "limits.cpu"
     assert limits["SPARK_WORKER_MEMORY"] == {

@@ -10,11 +10,13 @@ from sparkplane.operator.decision import (
     DeleteCustomResource,
     DeleteResources,
 )
+from sparkplane.operator.settings import Limits, ReconcileSettings
 from sparkplane.operator.states import APP_MACHINE, AppStateSummary
 from sparkplane.render.properties import load
 from tests.unit.operator.opfixtures import UID, Walk, driver, executor, make_cr
 
 A = AppStateSummary
+NO_MIN_BACKOFF = ReconcileSettings(limits=Limits(min_restart_backoff_millis=0))
 
 
 def creates(walk: Walk) -> CreateResources:
@@ -258,7 +260,7 @@ def test_on_infrastructure_failure_restarts_only_infrastructure_failures() -> No
     walk.step(0)
     walk.step(2, tombstones=(driver(phase="Pending"),))
     assert walk.state == "ResourceReleased"  # Failed (deleted): not an infrastructure failure
-    walk = Walk(make_cr(tol))
+    walk = Walk(make_cr(tol), NO_MIN_BACKOFF)
     walk.step(0)
     walk.step(2, driver(phase="Pending"))
     walk.step(3, tombstones=(driver(phase="Pending"),))
@@ -272,7 +274,7 @@ def test_always_restarts_a_success_and_counter_reset() -> None:
         "restartBackoffMillis": 0,
         "restartCounterResetMillis": 10000,
     }
-    walk = Walk(make_cr({"restartConfig": restart}))
+    walk = Walk(make_cr({"restartConfig": restart}), NO_MIN_BACKOFF)
     walk.step(0)
     walk.step(1, driver())
     walk.step(20, driver(phase="Succeeded"))  # ran 20 s >= 10 s: counters reset first

@@ -108,6 +108,8 @@ def test_cluster_objects() -> None:
         ("StatefulSet", "qa-master"),
         ("Service", "qa-worker-svc"),
         ("StatefulSet", "qa-worker"),
+        ("Secret", "qa-spark-auth"),
+        ("NetworkPolicy", "qa-spark-cluster"),
     }
     worker = objs[("StatefulSet", "qa-worker")]
     assert worker["spec"]["replicas"] == 3
