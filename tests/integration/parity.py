@@ -41,6 +41,7 @@ HASH_ORDERED = ("env", "volumes", "volumeMounts")
 APP_LABELS = ("spark-app-selector", "spark-role", "spark-app-name", "app-name")
 MANAGED_BY = "app.kubernetes.io/managed-by"
 DEPENDENTS = "sparkplane.io/dependents"
+DEPENDENTS_CREATED = "sparkplane.io/dependents-created"
 
 # Deliberate deviations: id -> one line (docs/parity.md says why for each).
 DEVIATIONS: dict[str, str] = {
@@ -300,6 +301,7 @@ def _labels(obj: Obj, other: Obj, used: set[str]) -> None:
     annotations = obj["metadata"].get("annotations", {})
     if obj["kind"] == "Pod" and DEPENDENTS in annotations:
         annotations.pop(DEPENDENTS)
+        annotations.pop(DEPENDENTS_CREATED, None)
         used.add("dependents-annotation")
         if not annotations and "annotations" not in other["metadata"]:
             obj["metadata"].pop("annotations")
