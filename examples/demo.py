@@ -50,7 +50,8 @@ from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 
-console = Console()
+# a pipe (a log file, the demo's test) gets whole lines: never a cell cut to the terminal's width
+console = Console() if sys.stdout.isatty() else Console(width=400, soft_wrap=True)
 NAMESPACE = "sparkplane-demo"
 EXAMPLES = Path(__file__).parent
 DEPLOY = EXAMPLES.parent / "deploy"

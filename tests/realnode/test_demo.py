@@ -79,7 +79,7 @@ def test_demo_exits_0_without_traceback(demo_run: subprocess.CompletedProcess[st
 def test_demo_pi_on_jvm_and_python(demo_run: subprocess.CompletedProcess[str]) -> None:
     out = demo_run.stdout
     for app in ("spark-pi", "python-pi"):
-        section = out.split(f"$ sparkplane logs {app} | grep Pi", 1)
+        section = re.split(rf"\$ sparkplane logs {app}-[0-9a-f]+ \| grep Pi", out, maxsplit=1)
         assert len(section) == 2, f"no logs section for {app}"
         first = section[1].strip().splitlines()[0]
         assert re.search(r"Pi is roughly 3\.1\d*", first), first
@@ -88,19 +88,21 @@ def test_demo_pi_on_jvm_and_python(demo_run: subprocess.CompletedProcess[str]) -
 
 def test_demo_executors_owned_by_drivers(demo_run: subprocess.CompletedProcess[str]) -> None:
     rows = re.findall(r"^\s*(\S+-exec-\d+)\s+Pod/(\S+)\s+(\S+)\s*$", demo_run.stdout, re.M)
-    owners = {owner for _, owner, _ in rows}
+    owners = {re.sub(r"-[0-9a-f]+-driver$", "-driver", owner) for _, owner, _ in rows}
     assert {"spark-pi-driver", "python-pi-driver"} <= owners, demo_run.stdout
     assert all(node == "sparkplane-real-node" for _, _, node in rows), rows
 
 
 def test_demo_spark_ui_page(demo_run: subprocess.CompletedProcess[str]) -> None:
-    assert re.search(r"sparkplane ui python-pi -> http://127\.0\.0\.1:\d+", demo_run.stdout)
+    assert re.search(
+        r"sparkplane ui python-pi-[0-9a-f]+ -> http://127\.0\.0\.1:\d+", demo_run.stdout
+    )
     assert re.search(r"title: .*Spark Jobs", demo_run.stdout), demo_run.stdout
 
 
 def test_demo_local_deps_word_count(demo_run: subprocess.CompletedProcess[str]) -> None:
     out = demo_run.stdout
-    assert re.search(r"^\s*local-deps: Succeeded\s*$", out, re.M), out
+    assert re.search(r"^\s*local-deps-[0-9a-f]+: Succeeded\s*$", out, re.M), out
     counts = out.split("# word count of the uploaded words.txt", 1)[1]
     assert re.search(r"^\s*\w+\s+\d+\s*$", counts, re.M), counts[:2000]
 
