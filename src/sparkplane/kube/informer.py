@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +51,7 @@ class Informer:
         self._handlers: list[Handler] = []
         self._synced = threading.Event()
         self._stopping = threading.Event()
+        self._unserved = False  # its API was found not served (said once in the log)
         self._thread: threading.Thread | None = None
         self._response: Any = None
         self.resource_version = ""
@@ -117,26 +117,39 @@ class Informer:
                     need_list = False
                 self._watch_once()
                 backoff = 0.5
+                self._unserved = False
             except GoneError:
                 log.info("%s watch expired (410 Gone): relisting", self.kind)
                 need_list = True
-            except NotFoundError as exc:
-                # the API is not served (its CRD was deleted, or is being deleted): there is
-                # nothing of this kind, which is a synced, empty cache; look again later
+            except KubeError as exc:
+                if not isinstance(exc, NotFoundError) and exc.code != 404:
+                    self._failed(exc, backoff)
+                    backoff = min(backoff * 2, 10.0)
+                    need_list = exc.code >= 500 or exc.code == 0
+                    continue
+                # the API is not served (discovery's 404 for an unknown kind, or the list's: its
+                # CRD is not installed yet, or was deleted): there is nothing of this kind, which
+                # is a synced, empty cache; look again later
                 if self._stopping.is_set():
                     return
-                log.info("%s is not served (%s): empty until it is", self.kind, exc)
+                if not self._unserved:  # said once; it looks again quietly
+                    log.info("%s is not served (%s): empty until it is", self.kind, exc)
+                self._unserved = True
                 self._forget_all()
-                time.sleep(backoff)
+                self._stopping.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
                 need_list = True
             except Exception as exc:
-                if self._stopping.is_set():
-                    return
-                log.warning("%s watch failed (%s); retrying in %.1fs", self.kind, exc, backoff)
-                time.sleep(backoff)
+                self._failed(exc, backoff)
                 backoff = min(backoff * 2, 10.0)
-                need_list = not isinstance(exc, KubeError) or exc.code >= 500 or exc.code == 0
+                need_list = True
+
+    def _failed(self, exc: Exception, backoff: float) -> None:
+        """Log a failed list/watch and wait ``backoff`` seconds (unless stopping)."""
+        if self._stopping.is_set():
+            return
+        log.warning("%s watch failed (%s); retrying in %.1fs", self.kind, exc, backoff)
+        self._stopping.wait(backoff)
 
     def _forget_all(self) -> None:
         with self._lock:

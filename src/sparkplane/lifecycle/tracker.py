@@ -1,9 +1,12 @@
 """Track many applications at once with a fixed number of watches.
 
-One informer per resource kind (Spark pods, SparkApplications of both APIs when served, and
-scheduler ``Preempted`` events), whatever the number of apps: 500 apps cost the same four watch
-connections as one. Each change re-derives the state of just the app it belongs to (with the same
-pure functions as a one-shot query) and calls subscribers only when that state changed.
+One informer per resource kind (Spark pods, SparkApplications of both APIs, and scheduler
+``Preempted`` events), whatever the number of apps: 500 apps cost the same four watch
+connections as one. A SparkApplication API that is not served yet is an empty cache that looks
+again (:class:`~sparkplane.kube.informer.Informer`): a tracker made before the CRDs were
+installed (the demo installs the operator after its native apps) still sees the apps made
+after. Each change re-derives the state of just the app it belongs to (with the same pure
+functions as a one-shot query) and calls subscribers only when that state changed.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.lifecycle.apps import KINDS, App, Mode, is_native_driver, native_name
@@ -21,15 +23,6 @@ from sparkplane.lifecycle.assemble import Index, cr_app, missing_native_app, nat
 Obj = dict[str, Any]
 AppKey = tuple[str, str, Mode]  # namespace, name, mode
 Subscriber = Callable[[App], None]
-
-
-def served(kube: Kube, api_version: str, kind: str) -> bool:
-    """True if the API server serves ``kind`` (a CRD may not be installed)."""
-    try:
-        kube.resource(api_version, kind)
-    except KubeError:
-        return False
-    return True
 
 
 class Tracker:
@@ -45,7 +38,7 @@ class Tracker:
         self.crs: list[Informer] = [
             Informer(kube, k.api_version, k.kind, namespace=namespace)
             for mode, k in KINDS.items()
-            if mode is not Mode.NATIVE and served(kube, k.api_version, k.kind)
+            if mode is not Mode.NATIVE
         ]
         self._apps: dict[AppKey, App] = {}
         self._lock = threading.RLock()
