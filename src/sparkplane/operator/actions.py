@@ -168,7 +168,11 @@ def create(
         except AlreadyExistsError:
             if obj.get("kind") == "Pod":
                 _check_same_attempt(kube, obj, action)
-            elif action.owner_uid:
+            elif action.owner_uid and obj.get("kind") != "Secret":
+                # a Secret (a SparkCluster's spark.authenticate secret) cannot be read back:
+                # the operator may only create Secrets; it never deletes one either (the
+                # garbage collector does, with its owner), so taking it as made adopts nothing
+                # the release could remove
                 _check_ours(kube, obj, action)
         except ConflictError:
             raise
