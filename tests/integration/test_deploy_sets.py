@@ -184,7 +184,15 @@ def test_operator_set_applies_and_its_rbac_runs_an_app_and_the_sweep(
             )
         assert operator.is_leader  # it took the Lease with the installed lease Role
         operator.events.flush()
-        assert operator.events.posted and not operator.events.failed
+        assert operator.events.posted
+        # a cluster-wide operator also sees other tests' apps whose namespaces are being
+        # deleted; an Event refused there is the namespace's end, not a missing right
+        refused = [
+            line
+            for line in captured.text.splitlines()
+            if "could not post event" in line and "being terminated" not in line
+        ]
+        assert not refused, refused
     finally:
         operator.stop()
         sim.stop()
