@@ -200,6 +200,14 @@ def local_deps(kube: Kube, sp: SparkPlane, plan: NodePlan) -> str:
         app = sp.wait(result.name, timeout=300)
         data(f"{app.name}: {app.state.phase}")
     driver = result.driver_pod or ""
+    if str(app.state.phase) != "Succeeded":  # what went wrong, before the one-line failure
+        for container in ("sparkplane-fetch", None):
+            say(f"kubectl logs {driver} {'-c ' + container if container else ''} | tail -40")
+            try:
+                for line in list(kube.logs(driver, NAMESPACE, container=container))[-40:]:
+                    data(line)
+            except Exception as err:  # the log itself may be gone
+                data(f"(no log: {err})")
     check(
         str(app.state.phase) == "Succeeded",
         f"{result.name} ended {app.state.phase} ({app.state.reason}); "
