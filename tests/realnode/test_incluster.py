@@ -268,8 +268,12 @@ def test_a_sparkpi_that_ended_normally_survives_gc_until_its_ttl(
     path = write(tmp_path, spec("kept-pi", namespace, args=["4"], executors=1))
     name = submit(kubeconfig, "-f", str(path), "-n", namespace, "--ttl", f"{ttl}s")
     cli(kubeconfig, "wait", name, "-n", namespace, "--timeout", "300")
-    driver = driver_pod(kube, namespace, name)
-    assert driver is not None and driver["status"]["phase"] == "Succeeded", driver
+
+    def ended() -> dict[str, Any] | None:  # the pod's phase follows its container's end
+        pod = driver_pod(kube, namespace, name)
+        return pod if pod is not None and pod["status"]["phase"] == "Succeeded" else None
+
+    driver = wait_for(ended, timeout=60, what=f"{name}'s driver pod Succeeded")
     app_id = driver["metadata"]["labels"]["spark-app-selector"]
     announced = [
         r[2] for r in json.loads(driver["metadata"]["annotations"][DEPENDENTS_KEY])
