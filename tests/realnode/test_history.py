@@ -194,7 +194,9 @@ def test_operator_released_driver_logs_are_kept_and_history_lists_it(
         "240",
     )
     body = spec("pi-op", namespace, executors=1, args=["10"])
-    with running_operator(kube, namespace, simulate=False):
+    # a hostPath event-log store is a hostPath volume in the driver: the operator's pod policy
+    # refuses it unless its admin opts out (docs/security.md; a tenant uses a --claim store)
+    with running_operator(kube, namespace, simulate=False, pod_policy_allow=("host-path",)):
         cli(kubeconfig, "submit", "-f", str(write(tmp_path, body)), "--mode", "operator")
         cr = wait_for(
             lambda: (
