@@ -540,6 +540,7 @@ class DevCluster:
             for namespace in SPARK_NAMESPACES:
                 ready_namespace(kube, namespace, timeout=self.settings.start_timeout)
             for pv in volumes.volumes(self.state_dir):
+                volumes.make_dir(pv)
                 found = kube.get_or_none("v1", "PersistentVolume", pv["metadata"]["name"])
                 if found is not None and volumes.released(found):
                     kube.delete("v1", "PersistentVolume", pv["metadata"]["name"])

@@ -6,8 +6,10 @@ The dev cluster has no storage provisioner, so a PersistentVolumeClaim (the stag
 cluster has no default one, so a claim without ``storageClassName`` binds to them), under the
 cluster's state dir, so ``down --purge`` removes their data. Their reclaim policy is ``Retain``
 (``Delete`` needs a provisioner): a volume whose claim was deleted stays ``Released`` until the
-next ``up`` makes it anew. Enough for a developer or a test session; a real cluster brings its
-own provisioner.
+next ``up`` makes it anew. ``up`` makes each directory itself, writable by every user (with the
+sticky bit, as ``/tmp``): the kubelet would make it root's, and a component running as another
+user (the staging server, uid 185) could not write its volume. Enough for a developer or a test
+session; a real cluster brings its own provisioner.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ def volume(state_dir: Path, index: int) -> dict[str, Any]:
             },
         },
     }
+
+
+def make_dir(pv: dict[str, Any]) -> None:
+    """Make ``pv``'s directory on this host (the real node shares its filesystem), mode 1777."""
+    path = Path(pv["spec"]["hostPath"]["path"])
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o1777)
 
 
 def volumes(state_dir: Path) -> list[dict[str, Any]]:
