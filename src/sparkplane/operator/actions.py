@@ -58,25 +58,27 @@ class DriverNameTaken(KubeError):
     """A driver pod with this attempt's name exists but belongs to something else (retry later)."""
 
 
+def _controller_ref(obj: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """``obj``'s ownerReference with ``controller: true``, if any."""
+    refs = ((obj or {}).get("metadata") or {}).get("ownerReferences") or []
+    return next((ref for ref in refs if ref.get("controller")), None)
+
+
 def controller_uid(obj: Mapping[str, Any] | None) -> str | None:
     """The uid of ``obj``'s controller (its ownerReference with ``controller: true``)."""
-    for ref in ((obj or {}).get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return str(ref.get("uid") or "") or None
-    return None
+    ref = _controller_ref(obj)
+    return (str(ref.get("uid") or "") or None) if ref is not None else None
 
 
 def _same_name_earlier_owner(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     """``found``'s controller has the kind and name of ``wanted``'s (but another uid)."""
-
-    def controller(obj: Mapping[str, Any]) -> tuple[str, str] | None:
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("controller"):
-                return str(ref.get("kind")), str(ref.get("name"))
-        return None
-
-    mine = controller(wanted)
-    return mine is not None and controller(found) == mine
+    mine, theirs = _controller_ref(wanted), _controller_ref(found)
+    return (
+        mine is not None
+        and theirs is not None
+        and (str(theirs.get("kind")), str(theirs.get("name")))
+        == (str(mine.get("kind")), str(mine.get("name")))
+    )
 
 
 def _describe(kind: str, namespace: str, name: str) -> str:
