@@ -38,13 +38,13 @@ from rich.text import Text
 
 from sparkplane import Mode, SparkPlane
 from sparkplane.devcluster import DevCluster, DevClusterSettings
+from sparkplane.devcluster.cluster import ready_namespace
 from sparkplane.devcluster.node import host
 from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.kill import remaining_objects
 from sparkplane.lifecycle.staging import TOKEN_ENV
 from sparkplane.operator.install import apply_objects, install_crds
-from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
@@ -102,10 +102,7 @@ def prepare(kube: Kube) -> None:
         while kube.get_or_none("v1", "Namespace", NAMESPACE) is not None:
             check(time.monotonic() < deadline, f"namespace {NAMESPACE} was not deleted in 180 s")
             time.sleep(1)
-    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-    while kube.get_or_none("v1", "ServiceAccount", "default", NAMESPACE) is None:
-        time.sleep(0.2)
-    apply_objects(kube, bodies(render("driver", NAMESPACE, service_account="default")))
+    ready_namespace(kube, NAMESPACE)  # as `dev-cluster up` readies default and spark-jobs
 
 
 def owner(obj: dict[str, Any]) -> str:
