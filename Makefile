@@ -91,5 +91,5 @@ deploy: $(STAMP)
 	$(BIN)/python -m sparkplane.security.deploy deploy/rbac
 	$(BIN)/python -m sparkplane.security.admission deploy/policy
 	$(BIN)/python -m sparkplane.staging.deploy deploy/staging
-	$(BIN)/python -m sparkplane.lifecycle.gc deploy/gc
+	$(BIN)/python -m sparkplane.manifests.gc deploy/gc
 	$(BIN)/sparkplane operator manifests --write deploy

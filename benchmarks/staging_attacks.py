@@ -289,7 +289,7 @@ def kube_section(kubeconfig: Path | None, url: str) -> tuple[dict[str, Attack], 
     if kubeconfig is None:
         return {}, lambda: None
     from sparkplane.kube import Kube, connect
-    from sparkplane.security.kubeconfig import request_token
+    from sparkplane.usecases.kubeconfig import request_token
 
     kube = Kube(connect(kubeconfig=kubeconfig))
     ns = f"sp-attack-{secrets.token_hex(4)}"

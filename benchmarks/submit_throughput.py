@@ -51,8 +51,8 @@ from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.config import POOL_SIZE
-from sparkplane.lifecycle.submit import SubmitOptions, render_native, submit_native
 from sparkplane.spec import SparkApp, from_submit_args
+from sparkplane.usecases.create import SubmitOptions, render_native, submit_native
 
 Obj = dict[str, Any]
 IMAGE = "apache/spark:4.0.1"

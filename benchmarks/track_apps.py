@@ -23,11 +23,11 @@ import yaml
 
 from sparkplane.devcluster import DevCluster
 from sparkplane.kube import Kube, connect
-from sparkplane.lifecycle.apps import App
-from sparkplane.lifecycle.model import Reason
-from sparkplane.lifecycle.submit import submit_native
-from sparkplane.lifecycle.tracker import Tracker
+from sparkplane.model.apps import App
+from sparkplane.model.phase import Reason
 from sparkplane.spec import load_manifest
+from sparkplane.usecases.create import submit_native
+from sparkplane.usecases.tracker import Tracker
 
 ROOT = Path(__file__).parents[1]
 

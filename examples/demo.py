@@ -42,13 +42,13 @@ from sparkplane.devcluster.cluster import ready_namespace
 from sparkplane.devcluster.node import host
 from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.kube import Kube, connect
-from sparkplane.lifecycle.kill import remaining_objects
-from sparkplane.lifecycle.staging import TOKEN_ENV
 from sparkplane.operator.install import apply_objects, install_crds
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
+from sparkplane.usecases.kill import remaining_objects
+from sparkplane.usecases.stage import TOKEN_ENV
 
 # a pipe (a log file, the demo's test) gets whole lines: never a cell cut to the terminal's width
 console = Console() if sys.stdout.isatty() else Console(width=400, soft_wrap=True)

@@ -37,9 +37,6 @@ from sparkplane import AppPhase, Mode, SparkPlane
 from sparkplane.devcluster import DevCluster, DevClusterSettings
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
-from sparkplane.lifecycle.kill import remaining_objects
-from sparkplane.lifecycle.staging import TOKEN_ENV
-from sparkplane.lifecycle.submit import submit_objects
 from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings
@@ -49,6 +46,9 @@ from sparkplane.staging.client import fetch
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.templates import load_app, parse_env
+from sparkplane.usecases.create import submit_objects
+from sparkplane.usecases.kill import remaining_objects
+from sparkplane.usecases.stage import TOKEN_ENV
 
 console = Console()
 NAMESPACE = "sparkplane-demo"

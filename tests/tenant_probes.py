@@ -30,15 +30,15 @@ from typing import Any
 
 import yaml
 
-from sparkplane.client import SparkPlane
+from sparkplane.api.client import SparkPlane
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings
-from sparkplane.security.kubeconfig import mint_kubeconfig
 from sparkplane.security.rbac import bodies, render
 from sparkplane.security.rules import Identity
+from sparkplane.usecases.kubeconfig import mint_kubeconfig
 
 API = "spark.apache.org/v1"
 ALLOWED_SECRET = "team-creds"

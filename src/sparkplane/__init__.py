@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from sparkplane.version import SPARKPLANE_IMAGE, __version__
 
 if TYPE_CHECKING:
-    from sparkplane.aio import AsyncSparkPlane
-    from sparkplane.client import SparkPlane
-    from sparkplane.lifecycle.apps import App, Description, Mode
-    from sparkplane.lifecycle.model import AppPhase, AppState, Event, Reason
+    from sparkplane.api.aio import AsyncSparkPlane
+    from sparkplane.api.client import SparkPlane
+    from sparkplane.model.apps import App, Description, Mode
+    from sparkplane.model.phase import AppPhase, AppState, Event, Reason
 
 __all__ = [
     "SPARKPLANE_IMAGE",
@@ -35,15 +35,15 @@ __all__ = [
 ]
 
 _WHERE = {
-    "SparkPlane": "sparkplane.client",
-    "AsyncSparkPlane": "sparkplane.aio",
-    "App": "sparkplane.lifecycle.apps",
-    "Mode": "sparkplane.lifecycle.apps",
-    "Description": "sparkplane.lifecycle.apps",
-    "Event": "sparkplane.lifecycle.model",
-    "AppPhase": "sparkplane.lifecycle.model",
-    "AppState": "sparkplane.lifecycle.model",
-    "Reason": "sparkplane.lifecycle.model",
+    "SparkPlane": "sparkplane.api.client",
+    "AsyncSparkPlane": "sparkplane.api.aio",
+    "App": "sparkplane.model.apps",
+    "Mode": "sparkplane.model.apps",
+    "Description": "sparkplane.model.apps",
+    "Event": "sparkplane.model.phase",
+    "AppPhase": "sparkplane.model.phase",
+    "AppState": "sparkplane.model.phase",
+    "Reason": "sparkplane.model.phase",
 }
 
 

@@ -4,7 +4,7 @@ Owns reading (bounded size, strict UTF-8), parsing under the limits of
 :mod:`sparkplane.yamlguard` (nesting depth, alias expansion, duplicate keys, plain tags only),
 and the one-message explanation of each way a file can be wrong (empty, a list
 or a scalar where a mapping is wanted, several documents where one is wanted). Called by every
-reader of user YAML: ``submit -f`` (CLI and :class:`~sparkplane.client.SparkPlane`), templates
+reader of user YAML: ``submit -f`` (CLI and :class:`~sparkplane.api.client.SparkPlane`), templates
 (:mod:`sparkplane.templates.substitute` calls :func:`check` before composing), pod template
 files (spark-submit ``--conf ...podTemplateFile`` and the operator's allowed directory).
 

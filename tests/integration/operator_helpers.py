@@ -21,9 +21,9 @@ from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABE
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
 from sparkplane.operator.states import history_states
-from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
+from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from tests.integration.helpers import wait_for
 
 OPERATOR_ACCOUNT = "sparkplane-operator"

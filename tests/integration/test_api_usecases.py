@@ -21,7 +21,7 @@ import yaml
 
 from sparkplane import AsyncSparkPlane, Description, Event, SparkPlane
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.model import AppPhase, Reason
+from sparkplane.model.phase import AppPhase, Reason
 from tests.integration.helpers import wait_for
 from tests.integration.test_cli import JAR, run
 from tests.integration.test_lifecycle import _spec

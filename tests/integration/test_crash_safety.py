@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.apps import SUBMISSION_LABEL
-from sparkplane.lifecycle.gc import collect_garbage
-from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY, dependents_of, owned_by
+from sparkplane.model.apps import SUBMISSION_LABEL
+from sparkplane.model.halfmade import COMPLETE_KEY, DEPENDENTS_KEY, dependents_of, owned_by
+from sparkplane.usecases.gc import collect_garbage
 from tests.hostile_inputs import PI
 from tests.integration.helpers import pod, wait_for
 

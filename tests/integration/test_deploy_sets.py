@@ -28,12 +28,12 @@ import yaml
 
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
-from sparkplane.lifecycle.halfmade import COMPLETE_KEY
+from sparkplane.model.halfmade import COMPLETE_KEY
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import OperatorSettings
-from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.kube_owner import kube_token_reviewer, pod_owner_checker
+from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover, spark_app, wait_state
 from tests.integration.test_crash_safety import drivers, spec
@@ -322,7 +322,7 @@ def test_helm_install_as_documented_on_a_fresh_state(
     objects of the chart left from before (Helm refuses to adopt what it did not make)."""
     from sparkplane.devcluster.cluster import default_cache_dir
     from sparkplane.devcluster.helmbin import ensure_helm
-    from sparkplane.operator.chart import CHART, ChartValues, expected
+    from sparkplane.manifests.chart import CHART, ChartValues, expected
 
     helm = str(ensure_helm(default_cache_dir(), progress=lambda m: print(f"[helm] {m}")))
     values = ChartValues(job_namespaces=("spark-apps",), gc_namespaces=("spark-apps",))

@@ -14,7 +14,7 @@ import yaml
 from sparkplane import AppPhase, Reason, SparkPlane
 from sparkplane.errors import AppNotFoundError, TimeoutExpired
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.kill import remaining_objects
+from sparkplane.usecases.kill import remaining_objects
 from tests.integration.helpers import wait_for
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
+from sparkplane.history import pack
+from sparkplane.history.archive import META, ArchiveMeta
+from sparkplane.history.kube_store import KubeStore
+from sparkplane.history.logs import read_archived
 from sparkplane.kube import Kube
-from sparkplane.lifecycle import archive_pack as pack
-from sparkplane.lifecycle.archive import META, ArchiveMeta
-from sparkplane.lifecycle.archive_kube import KubeStore
-from sparkplane.lifecycle.archive_logs import read_archived
 from sparkplane.operator.deletions import REASON, prune_round
 from sparkplane.operator.install import install_crds
 from tests.integration.helpers import wait_for

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.pods import parse_time
+from sparkplane.model.pods import parse_time
 from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.scheduled_spec import GROUP, KIND, VERSION

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.pods import parse_time
-from sparkplane.lifecycle.state import AppPhase, Reason, classify_apache_cr
+from sparkplane.model import AppPhase, Reason, classify_apache_cr
+from sparkplane.model.pods import parse_time
 from sparkplane.operator.install import install_crds
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.states import history_states

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.submit import submit_native
+from sparkplane.usecases.create import submit_native
 from tests.integration import parity
 from tests.integration.helpers import delete_namespace, wait_for
 

@@ -23,10 +23,7 @@ import yaml
 
 from sparkplane.errors import ForbiddenError, SubmissionError
 from sparkplane.kube import Kube, connect
-from sparkplane.lifecycle.staging import TOKEN_ENV
-from sparkplane.lifecycle.submit import SubmitOptions, submit_native
 from sparkplane.render.properties import load
-from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.spec import SparkApp
@@ -43,6 +40,9 @@ from sparkplane.staging.metadata import MetadataDB
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.staging.store import LocalDiskStore
+from sparkplane.usecases.create import SubmitOptions, submit_native
+from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
+from sparkplane.usecases.stage import TOKEN_ENV
 from tests.integration.helpers import pod, wait_for
 
 DEPS = "/var/sparkplane/deps"

@@ -24,7 +24,6 @@ import yaml
 
 from sparkplane.errors import ForbiddenError
 from sparkplane.kube import Kube, connect
-from sparkplane.security.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.staging.auth import UploadSecret
@@ -38,6 +37,7 @@ from sparkplane.staging.metadata import MetadataDB
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.staging.store import LocalDiskStore
+from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from tests.integration.helpers import delete_namespace, wait_for
 
 SECRET = UploadSecret("ops", "integration-upload-secret-0123456789")

@@ -10,8 +10,8 @@ import yaml
 
 from sparkplane.errors import SubmissionError, ValidationError
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.submit import SubmitOptions, submit_native, submit_objects
 from sparkplane.spec import from_submit_args, load_manifest
+from sparkplane.usecases.create import SubmitOptions, submit_native, submit_objects
 from tests.integration.helpers import wait_for
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

@@ -32,13 +32,13 @@ import pytest
 
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.errors import ForbiddenError, NotFoundError
+from sparkplane.history import pack
+from sparkplane.history import server as history
+from sparkplane.history.archive import META, ArchiveMeta
+from sparkplane.history.kube_store import KubeStore
+from sparkplane.history.server import EventLogStore
 from sparkplane.kube import Kube
 from sparkplane.kube.config import connect
-from sparkplane.lifecycle import archive_pack as pack
-from sparkplane.lifecycle import history
-from sparkplane.lifecycle.archive import META, ArchiveMeta
-from sparkplane.lifecycle.archive_kube import KubeStore
-from sparkplane.lifecycle.history import EventLogStore
 from sparkplane.operator.install import install_crds
 from sparkplane.security.rbac import render
 from tests.integration.helpers import delete_namespace, wait_for

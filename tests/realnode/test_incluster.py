@@ -24,14 +24,14 @@ import yaml
 from sparkplane.devcluster import DevCluster
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
-from sparkplane.lifecycle.pods import finished_at
-from sparkplane.lifecycle.staging import TOKEN_ENV
+from sparkplane.model.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
+from sparkplane.model.pods import finished_at
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
+from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane.version import SPARKPLANE_IMAGE
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover

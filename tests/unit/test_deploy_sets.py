@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from sparkplane.operator import chart, deploy
+from sparkplane.manifests import chart
+from sparkplane.operator import deploy
 from sparkplane.security.rules import OPERATOR
 
 DEPLOY = Path(__file__).parents[2] / "deploy"

@@ -17,12 +17,12 @@ import typer
 
 from sparkplane.cli.console import Output, Status, dump, note, table, write
 from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, client
-from sparkplane.lifecycle.model import AppPhase, is_finished
+from sparkplane.model.phase import AppPhase, is_finished
 
 if TYPE_CHECKING:
-    from sparkplane.client import SparkPlane
-    from sparkplane.lifecycle.apps import App
-    from sparkplane.lifecycle.model import Event
+    from sparkplane.api.client import SparkPlane
+    from sparkplane.model.apps import App
+    from sparkplane.model.phase import Event
 
 commands = typer.Typer()
 get_app = typer.Typer(help="Show resources (kubectl style).", no_args_is_help=True)
@@ -38,7 +38,7 @@ Selector = Annotated[
 
 
 def _age(app: App) -> str:
-    from sparkplane.lifecycle.ttl import format_duration
+    from sparkplane.model.ttl import format_duration
 
     if not app.created:
         return "?"

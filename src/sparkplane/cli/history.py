@@ -1,7 +1,7 @@
 """``sparkplane history``: deploy (or find) the Spark History Server of a namespace and open it;
 ``history up|conf|down``; and the History Server side of ``sparkplane ui APP`` for finished apps
 (:func:`open_in_history`, called by ``ui``). The objects and settings are built by
-:mod:`sparkplane.lifecycle.history`, deployed by :mod:`sparkplane.lifecycle.history_kube`.
+:mod:`sparkplane.history.server`, deployed by :mod:`sparkplane.history.server_kube`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Annotated
 
 import typer
 
+from sparkplane.api.client import SparkPlane
 from sparkplane.cli.console import note, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
-from sparkplane.client import SparkPlane
 from sparkplane.devcluster.images import SPARK_IMAGE
 from sparkplane.errors import (
     AppNotFoundError,
@@ -23,11 +23,12 @@ from sparkplane.errors import (
     TimeoutExpired,
     ValidationError,
 )
+from sparkplane.history import server as history
+from sparkplane.history import server_kube as history_kube
+from sparkplane.history.logs import archived_meta
 from sparkplane.kube import Kube
-from sparkplane.lifecycle import history, history_kube
-from sparkplane.lifecycle.archive_logs import archived_meta
-from sparkplane.lifecycle.model import is_finished
-from sparkplane.lifecycle.ttl import format_duration, parse_duration
+from sparkplane.model.phase import is_finished
+from sparkplane.model.ttl import format_duration, parse_duration
 
 app = typer.Typer(
     help="The Spark History Server: event logs of finished apps (bare: open it, deploying it "

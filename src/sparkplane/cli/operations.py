@@ -32,7 +32,7 @@ def logs(
     context: Context = None,
 ) -> None:
     """Print the driver's log (or executor N's)."""
-    from sparkplane.lifecycle.ttl import parse_duration
+    from sparkplane.model.ttl import parse_duration
 
     sp = client(kubeconfig, context, namespace)
     lines = sp.logs(
@@ -168,8 +168,8 @@ def gc(
     context: Context = None,
 ) -> None:
     """Delete finished native drivers past their TTL (and so everything they own)."""
-    from sparkplane.lifecycle.gc import gc_bundle, gc_cronjob
-    from sparkplane.lifecycle.ttl import parse_duration
+    from sparkplane.manifests.gc import gc_bundle, gc_cronjob
+    from sparkplane.model.ttl import parse_duration
 
     ttl = parse_duration(older_than) if older_than else None
     half_made_after = parse_duration(grace, field="--grace")
@@ -191,7 +191,7 @@ def gc(
         dump(bundle, output if output in (Output.json, Output.yaml) else Output.yaml)
         return
     if in_cluster:
-        from sparkplane.client import SparkPlane
+        from sparkplane.api.client import SparkPlane
 
         sp = SparkPlane.connect(in_cluster=True, namespace=namespace)
     else:

@@ -84,7 +84,7 @@ def manifests(
 ) -> None:
     """Print the CRDs, RBAC and Deployment as YAML (or regenerate deploy/ with --write)."""
     if write is not None:
-        from sparkplane.operator import chart
+        from sparkplane.manifests import chart
 
         for path in chart.write(write):
             progress(f"wrote {path}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from sparkplane.client import SparkPlane
+    from sparkplane.api.client import SparkPlane
     from sparkplane.kube import Kube
 
 Kubeconfig = Annotated[
@@ -48,7 +48,7 @@ AllNamespaces = Annotated[
 
 def client(kubeconfig: str | None, context: str | None, namespace: str | None) -> SparkPlane:
     """The Python API's client for these options (the CLI calls nothing else)."""
-    from sparkplane.client import SparkPlane
+    from sparkplane.api.client import SparkPlane
 
     return SparkPlane.connect(kubeconfig=kubeconfig, context=context, namespace=namespace)
 

@@ -16,10 +16,10 @@ import typer
 from sparkplane.cli.console import err, out, progress
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
 from sparkplane.kube.refs import describe
-from sparkplane.lifecycle.ttl import parse_duration
-from sparkplane.security.kubeconfig import check_duration, mint_kubeconfig, write_private
+from sparkplane.model.ttl import parse_duration
 from sparkplane.security.rbac import bodies, render, to_json, to_yaml
 from sparkplane.security.rules import Identity
+from sparkplane.usecases.kubeconfig import check_duration, mint_kubeconfig, write_private
 
 app = typer.Typer(no_args_is_help=True)
 

@@ -15,10 +15,10 @@ import typer.core
 
 from sparkplane.cli.console import Output, dump, note, progress, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
-from sparkplane.lifecycle.apps import Mode
+from sparkplane.model.apps import Mode
 
 if TYPE_CHECKING:
-    from sparkplane.client import SparkPlane
+    from sparkplane.api.client import SparkPlane
 
 commands = typer.Typer()
 EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -110,7 +110,7 @@ def _client(
     kubeconfig: str | None, context: str | None, namespace: str | None, *, offline_ok: bool
 ) -> SparkPlane:
     """The client; a dry run also works with no kubeconfig at all (nothing is contacted)."""
-    from sparkplane.client import SparkPlane
+    from sparkplane.api.client import SparkPlane
     from sparkplane.errors import ConfigError
 
     try:
@@ -196,7 +196,7 @@ def submit(
     Inputs: -f SPEC, --template DIR, or spark-submit arguments (the primary resource ends the
     options; what follows it is passed to the application)."""
     from sparkplane.errors import Problem, ValidationError
-    from sparkplane.lifecycle.ttl import parse_duration
+    from sparkplane.model.ttl import parse_duration
 
     if output in (Output.table, Output.wide):
         raise ValidationError(

@@ -72,7 +72,7 @@ def setup(
     context: Context = None,
 ) -> None:
     """Admission policies, namespace labels, the client and driver roles and quotas (admin)."""
-    from sparkplane.client import SparkPlane
+    from sparkplane.api.client import SparkPlane
     from sparkplane.errors import Problem, ValidationError
     from sparkplane.security.admission import parse_quota, to_yaml
 

@@ -15,7 +15,7 @@ exists, and once the last of them exists a merge patch records it (:data:`COMPLE
 :func:`mark_complete`): a retry with the same names (:func:`resume_owned`) completes or removes
 the half-made unit, and ``sparkplane gc`` finds owners whose dependents never came, never
 mistaking the Services Spark deletes when it stops for ones that never came
-(:mod:`sparkplane.lifecycle.halfmade`). Sizes the API
+(:mod:`sparkplane.model.halfmade`). Sizes the API
 server would refuse are refused before the first create (:mod:`sparkplane.spec.limits`).
 For fault-injection tests only, ``SPARKPLANE_FAULT_KILL_AFTER`` (``owner``, ``dependent:N``,
 ``pre-resources``) SIGKILLs this process right after that step.
@@ -41,7 +41,7 @@ from sparkplane.errors import (
 )
 from sparkplane.kube.client import Kube
 from sparkplane.kube.refs import describe, owner_reference
-from sparkplane.lifecycle.halfmade import (
+from sparkplane.model.halfmade import (
     COMPLETE_KEY,
     DEPENDENTS_KEY,
     dependents_of,
@@ -186,7 +186,7 @@ def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
     """Record on ``owner`` that every dependent it announced exists (:data:`COMPLETE_KEY`, the
     time); returns the patched owner. Best effort: the unit is whole either way, so a refused
     patch (a client role without ``patch`` on pods) leaves ``owner`` unmarked, and gc then
-    still never takes it once it has finished (:mod:`sparkplane.lifecycle.halfmade`)."""
+    still never takes it once it has finished (:mod:`sparkplane.model.halfmade`)."""
     meta = owner.get("metadata") or {}
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:

@@ -34,9 +34,9 @@ from sparkplane.errors import (
     NotFoundError,
     SparkplaneError,
 )
+from sparkplane.history.logs import archive_refs
 from sparkplane.kube import Kube
-from sparkplane.lifecycle.archive_logs import archive_refs
-from sparkplane.lifecycle.pods import format_time
+from sparkplane.model.pods import format_time
 from sparkplane.operator.decision import (
     Action,
     CreateResources,

@@ -29,10 +29,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sparkplane.errors import KubeError
+from sparkplane.history import server as history
+from sparkplane.history import server_kube as history_kube
+from sparkplane.history.logs import app_name_of, archive_driver, archived_meta, prune
+from sparkplane.history.stores import open_store
 from sparkplane.kube import Kube
-from sparkplane.lifecycle import history, history_kube
-from sparkplane.lifecycle.archive_logs import app_name_of, archive_driver, archived_meta, prune
-from sparkplane.lifecycle.archive_store import open_store
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

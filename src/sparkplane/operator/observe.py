@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkplane.lifecycle.pods import condition, driver_container_status
-from sparkplane.lifecycle.state import AppPhase, Reason, classify_driver_pod
+from sparkplane.model import AppPhase, Reason, classify_driver_pod
+from sparkplane.model.pods import condition, driver_container_status
 from sparkplane.operator.states import AppStateSummary
 
 Obj = Mapping[str, Any]

@@ -22,7 +22,7 @@ from typing import Any
 import pydantic
 
 from sparkplane.errors import ValidationError
-from sparkplane.lifecycle.pods import parse_time
+from sparkplane.model.pods import parse_time
 from sparkplane.operator import bounds
 from sparkplane.operator import states as st
 from sparkplane.operator.decision import (

@@ -8,7 +8,7 @@ labels, annotations, env and node selector on ``driver``/``executor``, cores/mem
 from the mapped conf, and every other setting as ``sparkConf`` (the operator passes it to its
 spark-submit). Pod templates go to ``driver/executor.template`` (Kubeflow 2.1+), ``sparkUI`` to
 ``sparkUIOptions``; typed volumes are native-only and refused with a reason.
-Called by :mod:`sparkplane.usecases.submission`. Pure.
+Called by :mod:`sparkplane.usecases.submit`. Pure.
 """
 
 from __future__ import annotations

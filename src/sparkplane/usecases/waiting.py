@@ -1,9 +1,9 @@
 """Waiting on applications: the ``until`` conditions and waiting for many apps at once.
 
 :func:`condition` turns ``"finished"``/``"running"``/``"pending"``/a phase/a predicate into a
-test on :class:`~sparkplane.lifecycle.model.AppState` (an unknown word is a ValidationError,
+test on :class:`~sparkplane.model.phase.AppState` (an unknown word is a ValidationError,
 exit 2, not a traceback). :func:`as_completed` yields apps from one shared
-:class:`~sparkplane.lifecycle.tracker.Tracker` as each reaches its condition, whatever their
+:class:`~sparkplane.usecases.tracker.Tracker` as each reaches its condition, whatever their
 number: no poll per app. Called by :class:`sparkplane.SparkPlane` (``wait``, ``as_completed``,
 ``wait_all``). Never prints.
 """
@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from sparkplane.errors import AppNotFoundError, Problem, TimeoutExpired, ValidationError
-from sparkplane.lifecycle.apps import App
-from sparkplane.lifecycle.model import AppPhase, AppState, is_finished
-from sparkplane.lifecycle.tracker import Tracker
+from sparkplane.model.apps import App
+from sparkplane.model.phase import AppPhase, AppState, is_finished
+from sparkplane.usecases.tracker import Tracker
 
 Until = str | AppPhase | Callable[[AppState], bool]
 WORDS = ("finished", "running", "pending", "succeeded", "failed")

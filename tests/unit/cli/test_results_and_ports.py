@@ -16,8 +16,8 @@ from sparkplane.cli.main import _describe
 from sparkplane.errors import LocalPortError
 from sparkplane.kube import Kube
 from sparkplane.kube.portforward import listen
-from sparkplane.lifecycle.model import AppPhase, AppState, Reason
-from sparkplane.lifecycle.ui import UiAddress, forward_ui
+from sparkplane.model.phase import AppPhase, AppState, Reason
+from sparkplane.usecases.ui import UiAddress, forward_ui
 
 
 @pytest.fixture

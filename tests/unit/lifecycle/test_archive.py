@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sparkplane.errors import AppNotFoundError
-from sparkplane.lifecycle import archive as layout
-from sparkplane.lifecycle.archive import ArchiveMeta
-from sparkplane.lifecycle.archive_logs import live_or_archived, prune, read_archived
-from sparkplane.lifecycle.archive_store import FsStore, open_store
+from sparkplane.history import archive as layout
+from sparkplane.history.archive import ArchiveMeta
+from sparkplane.history.logs import live_or_archived, prune, read_archived
+from sparkplane.history.stores import FsStore, open_store
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

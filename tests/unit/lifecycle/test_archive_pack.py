@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.lifecycle import archive_pack as pack
-from sparkplane.lifecycle.archive import META, ArchiveMeta
-from sparkplane.lifecycle.archive_store import FsStore
+from sparkplane.history import pack
+from sparkplane.history.archive import META, ArchiveMeta
+from sparkplane.history.stores import FsStore
 
 META_BYTES = ArchiveMeta(
     namespace="jobs",

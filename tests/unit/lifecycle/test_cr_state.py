@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from sparkplane.lifecycle.crstate import APACHE_STATES, APACHE_TERMINATED, KUBEFLOW_STATES
-from sparkplane.lifecycle.state import (
+from sparkplane.model import (
     AppPhase,
     Reason,
     classify_apache_cr,
     classify_kubeflow_cr,
     is_finished,
 )
+from sparkplane.model.crstate import APACHE_STATES, APACHE_TERMINATED, KUBEFLOW_STATES
 from sparkplane.operator.states import AppStateSummary
 
 

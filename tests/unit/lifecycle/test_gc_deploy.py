@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane.lifecycle.gc import deploy_yaml, gc_bundle
+from sparkplane.manifests.gc import deploy_yaml, gc_bundle
 
 ROOT = Path(__file__).parents[3]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from sparkplane.lifecycle.halfmade import (
+from sparkplane.model.halfmade import (
     COMPLETE_KEY,
     DEPENDENTS_KEY,
     dependents_of,
@@ -72,7 +72,7 @@ def test_owned_by() -> None:
 
 
 def test_gc_across_namespaces_protects_system_namespaces() -> None:
-    from sparkplane.lifecycle.gc import protected
+    from sparkplane.usecases.gc import protected
 
     for ns in ("kube-system", "kube-public", "kube-node-lease", "kube-anything", "spark-operator"):
         assert protected(ns), ns

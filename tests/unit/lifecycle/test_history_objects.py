@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sparkplane.lifecycle import history
-from sparkplane.lifecycle.history import EventLogStore
+from sparkplane.history import server as history
+from sparkplane.history.server import EventLogStore
 
 HOST = EventLogStore(host_path="/var/lib/spark-events", default=True, retention=timedelta(hours=1))
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sparkplane.lifecycle.state import AppPhase, AppState, Reason, classify_native, is_finished
+from sparkplane.model import AppPhase, AppState, Reason, classify_native, is_finished
 
 NS = "spark-jobs"
 DRIVER = "pyspark-pi-routine-bf20cae50b6a8253-driver"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sparkplane.lifecycle.pods import (
+from sparkplane.model.pods import (
     driver_container_status,
     event_time,
     events_about,

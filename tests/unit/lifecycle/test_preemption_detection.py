@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sparkplane.lifecycle.preemption import (
+from sparkplane.model.preemption import (
     Preemption,
     find_preemption,
     parse_preempted_message,

@@ -10,14 +10,6 @@ from pathlib import Path
 import pytest
 
 from sparkplane.errors import SubmissionError, ValidationError
-from sparkplane.lifecycle.staging import (
-    TOKEN_ENV,
-    StagingOptions,
-    local_files,
-    stage,
-    staged_submission,
-    staging_secret,
-)
 from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
@@ -26,6 +18,14 @@ from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.settings import StagingSettings
+from sparkplane.usecases.stage import (
+    TOKEN_ENV,
+    StagingOptions,
+    local_files,
+    stage,
+    staged_submission,
+    staging_secret,
+)
 
 IDS = AppIds.for_submission("unit-staging", "deps-app")
 

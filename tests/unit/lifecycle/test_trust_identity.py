@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.lifecycle import archive as layout
-from sparkplane.lifecycle import history, history_files
-from sparkplane.lifecycle.archive import ArchiveMeta
-from sparkplane.lifecycle.archive_logs import prune
-from sparkplane.lifecycle.archive_store import FsStore
-from sparkplane.lifecycle.history import EventLogStore
+from sparkplane.history import archive as layout
+from sparkplane.history import server as history
+from sparkplane.history import server_files as history_files
+from sparkplane.history.archive import ArchiveMeta
+from sparkplane.history.logs import prune
+from sparkplane.history.server import EventLogStore
+from sparkplane.history.stores import FsStore
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

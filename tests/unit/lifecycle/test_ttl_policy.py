@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sparkplane.errors import ValidationError
-from sparkplane.lifecycle.ttl import (
+from sparkplane.model.ttl import (
     TTL_KEY,
     app_ttl,
     format_duration,

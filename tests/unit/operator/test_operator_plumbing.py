@@ -160,7 +160,7 @@ def test_crds_are_structural_with_status_and_printer_columns() -> None:
 
 
 def test_deploy_files_match_the_generator() -> None:
-    from sparkplane.operator import chart
+    from sparkplane.manifests import chart
 
     for rel, text in chart.files().items():
         path = ROOT / "deploy" / rel
@@ -195,7 +195,7 @@ def test_cli_manifests_prints_crds_and_operator() -> None:
 
 def test_chart_versions_follow_the_package() -> None:
     import sparkplane
-    from sparkplane.operator import chart
+    from sparkplane.manifests import chart
 
     meta = yaml.safe_load((ROOT / "deploy" / chart.CHART / "Chart.yaml").read_text())
     assert meta["appVersion"] == sparkplane.__version__

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkplane.lifecycle.state import AppPhase, Reason, classify_apache_cr
+from sparkplane.model import AppPhase, Reason, classify_apache_cr
 from sparkplane.operator.decision import (
     CreateResources,
     DeleteCustomResource,

@@ -13,7 +13,7 @@ import yaml
 
 from sparkplane.errors import ValidationError
 from sparkplane.kube.config import configuration, context_namespace
-from sparkplane.security.kubeconfig import (
+from sparkplane.usecases.kubeconfig import (
     Minted,
     build_kubeconfig,
     check_duration,

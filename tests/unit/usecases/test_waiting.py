@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sparkplane.errors import ValidationError
-from sparkplane.lifecycle.model import AppPhase, AppState, Reason
-from sparkplane.lifecycle.query import preempted_leftovers
+from sparkplane.model.phase import AppPhase, AppState, Reason
+from sparkplane.usecases.query import preempted_leftovers
 from sparkplane.usecases.waiting import condition
 
 

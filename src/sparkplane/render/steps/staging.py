@@ -3,7 +3,7 @@
 Two sources, one init-container (``sparkplane fetch``, image ``initContainer.image``):
 
 - a bundle on a resource staging server (submitter-local jars/files/py-files the submitter
-  packed and uploaded; :mod:`sparkplane.lifecycle.staging`), read with the secret held in the
+  packed and uploaded; :mod:`sparkplane.usecases.stage`), read with the secret held in the
   Secret :func:`secret_name` that the submitter creates as a dependent of the driver pod;
 - http(s) dependencies, when ``spark.kubernetes.sparkplane.localizeRemote=true``.
 

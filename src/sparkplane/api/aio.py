@@ -1,0 +1,139 @@
+"""``AsyncSparkPlane``: the Python API for asyncio programs, on the same core as SparkPlane.
+
+Not a second implementation: every method awaits the matching :class:`~sparkplane.SparkPlane`
+method in a worker thread (``asyncio.to_thread``), so the event loop is never blocked and the
+behaviour is the CLI's and the sync API's exactly. Iterators (``watch``, ``logs``,
+``as_completed``) are pulled item by item from their worker thread. Use it from FastAPI,
+Airflow's deferrable operators, or ``asyncio.run``::
+
+    async with AsyncSparkPlane.connect(namespace="spark-jobs") as sp:
+        apps = [await sp.submit("examples/spark-pi.yaml") for _ in range(3)]
+        async for app in sp.as_completed(apps, timeout=600):
+            print(app.name, app.state.phase)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from functools import partial
+from typing import Any, TypeVar
+
+from sparkplane.api.client import SparkPlane
+from sparkplane.api.client_ops import AppLike
+from sparkplane.model.apps import App, Description
+from sparkplane.model.phase import Event
+from sparkplane.model.ttl import TtlDecision
+from sparkplane.usecases.create import Submitted
+from sparkplane.usecases.ui import UiAddress
+from sparkplane.usecases.waiting import Until
+
+_T = TypeVar("_T")
+_DONE = object()
+
+
+async def _iterate(make: Callable[[], Iterator[_T]]) -> AsyncIterator[_T]:
+    """Pull a blocking iterator in a worker thread, one item per await."""
+    it = await asyncio.to_thread(make)
+    try:
+        while True:
+            item = await asyncio.to_thread(next, it, _DONE)
+            if item is _DONE:
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            await asyncio.to_thread(close)
+
+
+class AsyncSparkPlane:
+    """The async face of a :class:`~sparkplane.SparkPlane` (``self.sync``)."""
+
+    def __init__(self, sync: SparkPlane) -> None:
+        self.sync = sync
+
+    @classmethod
+    async def connect(cls, **kwargs: Any) -> AsyncSparkPlane:
+        """As :meth:`SparkPlane.connect` (same keyword arguments)."""
+        return cls(await asyncio.to_thread(partial(SparkPlane.connect, **kwargs)))
+
+    @property
+    def namespace(self) -> str:
+        return self.sync.namespace
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncSparkPlane:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def submit(self, *args: Any, **kwargs: Any) -> Submitted:
+        """As :meth:`SparkPlane.submit`."""
+        return await asyncio.to_thread(partial(self.sync.submit, *args, **kwargs))
+
+    async def render(self, *args: Any, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        """As :meth:`SparkPlane.render`."""
+        return await asyncio.to_thread(partial(self.sync.render, *args, **kwargs))
+
+    async def get(self, app: AppLike, namespace: str | None = None) -> App:
+        return await asyncio.to_thread(self.sync.get, app, namespace)
+
+    async def list(self, *args: Any, **kwargs: Any) -> builtins.list[App]:
+        return await asyncio.to_thread(partial(self.sync.list, *args, **kwargs))
+
+    async def describe(self, app: AppLike, namespace: str | None = None) -> Description:
+        return await asyncio.to_thread(self.sync.describe, app, namespace)
+
+    async def wait(self, app: AppLike, until: Until = "finished", **kwargs: Any) -> App:
+        """As :meth:`SparkPlane.wait` (``on_change`` runs in the worker thread)."""
+        return await asyncio.to_thread(partial(self.sync.wait, app, until, **kwargs))
+
+    def as_completed(
+        self, apps: Iterable[AppLike], until: Until = "finished", *, timeout: float | None = None
+    ) -> AsyncIterator[App]:
+        """Each app as it reaches ``until`` (``async for``)."""
+        refs = builtins.list(apps)
+        return _iterate(lambda: self.sync.as_completed(refs, until, timeout=timeout))
+
+    async def wait_all(
+        self,
+        apps: Iterable[AppLike],
+        until: Until = "finished",
+        *,
+        timeout: float | None = None,
+        on_done: Callable[[App], object] | None = None,
+    ) -> builtins.list[App]:
+        """Wait for every app; ``on_done`` (a function or a coroutine function) per app."""
+        done = []
+        async for app in self.as_completed(apps, until, timeout=timeout):
+            if on_done is not None:
+                result = on_done(app)
+                if asyncio.iscoroutine(result):
+                    await result
+            done.append(app)
+        return done
+
+    def watch(
+        self, namespace: str | None = None, *, timeout: float | None = None
+    ) -> AsyncIterator[App]:
+        return _iterate(lambda: self.sync.watch(namespace, timeout=timeout))
+
+    def logs(self, app: AppLike, **kwargs: Any) -> AsyncIterator[str]:
+        return _iterate(lambda: self.sync.logs(app, **kwargs))
+
+    async def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Event]:
+        return await asyncio.to_thread(self.sync.events, app, namespace)
+
+    async def ui(self, app: AppLike, **kwargs: Any) -> UiAddress:
+        return await asyncio.to_thread(partial(self.sync.ui, app, **kwargs))
+
+    async def kill(self, app: AppLike, **kwargs: Any) -> None:
+        await asyncio.to_thread(partial(self.sync.kill, app, **kwargs))
+
+    async def gc(self, **kwargs: Any) -> builtins.list[TtlDecision]:
+        return await asyncio.to_thread(partial(self.sync.gc, **kwargs))

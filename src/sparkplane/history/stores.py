@@ -1,0 +1,140 @@
+"""The log archive on a filesystem, and which store to use.
+
+:class:`FsStore`: a local directory, or a volume mounted into an in-cluster component.
+Implements :class:`~.archive.ArchiveStore`; writes are atomic (temporary file + rename) so a
+reader never sees half a log. :func:`open_store` picks the writer's store from
+``SPARKPLANE_LOG_ARCHIVE``: a directory; ``kube`` for the in-cluster store
+(:mod:`.archive_kube`, ConfigMaps); ``off`` for none; unset for ``<cache>/log-archive``
+(``SPARKPLANE_CACHE_DIR`` or ``~/.cache/sparkplane``). :func:`reading_stores` lists where
+``logs`` looks. Called by :mod:`sparkplane.history.logs`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from sparkplane.history.archive import META, ArchiveStore
+from sparkplane.history.kube_store import KubeStore
+from sparkplane.kube import Kube
+
+ENV = "SPARKPLANE_LOG_ARCHIVE"
+OFF = ("off", "none", "false", "0")
+KUBE = "kube"  # the in-cluster store: ConfigMaps in the app's namespace (archive_kube)
+
+
+class FsStore:
+    """Keys are relative paths under ``root`` (made by :mod:`.archive`, checked again here).
+
+    Nothing is written or deleted outside ``root``: a key whose path crosses a symbolic link
+    (or resolves elsewhere) is refused with ValueError."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"FsStore({str(self.root)!r})"
+
+    def _path(self, key: str) -> Path:
+        parts = key.strip("/").split("/")
+        if not key or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"bad archive key {key!r}")
+        return self.root.joinpath(*parts)
+
+    def _inside(self, key: str) -> Path:
+        """The path of ``key``, refused if any part below the root is a symbolic link or it
+        resolves outside the root."""
+        path = self._path(key)
+        step = self.root
+        for part in path.relative_to(self.root).parts:
+            step = step / part
+            if step.is_symlink():
+                raise ValueError(f"archive key {key!r} crosses a symbolic link ({step})")
+        if self.root.exists() and not path.resolve().is_relative_to(self.root.resolve()):
+            raise ValueError(f"archive key {key!r} resolves outside {self.root}")
+        return path
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self._inside(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            return self._path(key).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def keys(self, prefix: str) -> list[str]:
+        base = self._path(prefix) if prefix.strip("/") else self.root
+        if not base.is_dir():
+            return []
+        return sorted(
+            p.relative_to(self.root).as_posix()
+            for p in base.rglob("*")
+            if p.is_file() and not p.name.startswith(".")
+        )
+
+    def delete_prefix(self, prefix: str) -> int:
+        base = self._inside(prefix)
+        if not base.exists():
+            return 0
+        count = sum(1 for p in base.rglob("*") if p.is_file())
+        shutil.rmtree(base, ignore_errors=True)
+        for parent in base.parents:  # drop the namespace folder once empty
+            if parent == self.root or not parent.is_relative_to(self.root):
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        return count
+
+    def replace(self, prefix: str, files: dict[str, bytes]) -> None:
+        """Drop what ``prefix`` held, then write ``files`` (``meta.json`` last: a reader sees a
+        complete app or none)."""
+        self.delete_prefix(prefix)
+        for name in sorted(files, key=lambda n: n == META):
+            self.put(prefix + name, files[name])
+
+
+def default_root() -> Path:
+    cache = os.environ.get("SPARKPLANE_CACHE_DIR") or Path.home() / ".cache" / "sparkplane"
+    return Path(cache) / "log-archive"
+
+
+def _where(location: str | os.PathLike[str] | None) -> str:
+    return (str(location) if location is not None else os.environ.get(ENV, "")).strip()
+
+
+def open_store(
+    location: str | os.PathLike[str] | None = None,
+    *,
+    kube: Kube | None = None,
+    namespaces: Sequence[str] | None = None,
+) -> ArchiveStore | None:
+    """Where to archive: ``location`` (else ``$SPARKPLANE_LOG_ARCHIVE``, else the cache
+    directory); ``kube`` is the in-cluster store (ConfigMaps, listed in ``namespaces``; needs
+    ``kube``). None when archiving is turned off."""
+    where = _where(location)
+    if where.lower() in OFF and where:
+        return None
+    if where.lower() == KUBE:
+        return KubeStore(kube, namespaces) if kube is not None else None
+    return FsStore(Path(where).expanduser() if where else default_root())
+
+
+def reading_stores(kube: Kube | None, namespace: str) -> list[ArchiveStore]:
+    """Where ``logs`` looks: this machine's directory (unless the setting says ``off`` or
+    ``kube``) and, given ``kube``, the in-cluster archive of ``namespace``."""
+    out: list[ArchiveStore] = []
+    where = _where(None)
+    if where.lower() not in (*OFF, KUBE) or not where:
+        out.append(FsStore(Path(where).expanduser() if where else default_root()))
+    if kube is not None:
+        out.append(KubeStore(kube, [namespace]))
+    return out

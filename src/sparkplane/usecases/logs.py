@@ -1,0 +1,116 @@
+"""Driver and executor logs, streamed: the caller reads lines as they come (or stops early)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from urllib3.exceptions import ProtocolError
+
+from sparkplane.errors import AppNotFoundError, NotFoundError
+from sparkplane.kube import Kube
+from sparkplane.model.apps import App
+
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
+FINISHED = ("Succeeded", "Failed")
+POLL_SECONDS = 1.0
+FLUSH_SECONDS = 1.0
+
+
+def log_target(kube: Kube, app: App, executor: int | None) -> tuple[str, str | None]:
+    """The pod (and container) whose log to read; says plainly when the pod is gone."""
+    ns = app.namespace
+    if executor is None:
+        if not app.driver_pod:
+            raise AppNotFoundError(f"{app.name} has no driver pod yet ({app.state})")
+        pod = kube.get_or_none("v1", "Pod", app.driver_pod, ns)
+        if pod is None:
+            raise AppNotFoundError(
+                f"the driver pod {ns}/{app.driver_pod} of {app.name} is gone (deleted or "
+                "garbage-collected), and its logs went with it; Kubernetes keeps no logs of "
+                "deleted pods"
+            )
+        return app.driver_pod, _container(pod, DRIVER_CONTAINER)
+    if not app.app_id:
+        raise AppNotFoundError(f"{app.name} has no application id yet: no executors")
+    selector = f"spark-role=executor,spark-app-selector={app.app_id},spark-exec-id={executor}"
+    pods = kube.list("v1", "Pod", ns, label_selector=selector)
+    if not pods:
+        raise AppNotFoundError(
+            f"executor {executor} of {app.name} does not exist (anymore): executors are "
+            "deleted when the application ends"
+        )
+    return pods[0]["metadata"]["name"], _container(pods[0], EXECUTOR_CONTAINER)
+
+
+def _container(pod: dict[str, object], preferred: str) -> str | None:
+    spec = pod.get("spec")
+    containers = spec.get("containers", []) if isinstance(spec, dict) else []
+    names = [c.get("name") for c in containers if isinstance(c, dict)]
+    if preferred in names:
+        return preferred
+    return str(names[0]) if names else None
+
+
+def stream_logs(
+    kube: Kube,
+    app: App,
+    *,
+    executor: int | None = None,
+    follow: bool = False,
+    since_seconds: int | None = None,
+    tail_lines: int | None = None,
+) -> Iterator[str]:
+    """Yield log lines of the driver (or executor ``executor``)."""
+    pod, container = log_target(kube, app, executor)
+    current = kube.get_or_none("v1", "Pod", pod, app.namespace)
+    if current is None or current.get("status", {}).get("phase") in FINISHED:
+        follow = False  # nothing more will be written
+    stop = threading.Event()
+    responses: list[Any] = []
+    if follow:
+        threading.Thread(
+            target=_close_when_finished,
+            args=(kube, app.namespace, pod, responses, stop),
+            daemon=True,
+            name=f"logs-end-{pod}",
+        ).start()
+    try:
+        yield from kube.logs(
+            pod,
+            app.namespace,
+            container=container,
+            follow=follow,
+            since_seconds=since_seconds,
+            tail_lines=tail_lines,
+            on_open=responses.append,
+        )
+    except NotFoundError as exc:
+        raise AppNotFoundError(
+            f"pod {app.namespace}/{pod} disappeared while reading its log"
+        ) from exc
+    except (OSError, ProtocolError):
+        if not stop.is_set():
+            raise
+    finally:
+        stop.set()
+
+
+def _close_when_finished(
+    kube: Kube, namespace: str, pod: str, responses: list[Any], stop: threading.Event
+) -> None:
+    """End a follow once the pod has finished or is gone (not every kubelet closes it)."""
+    while not stop.is_set():
+        current = kube.get_or_none("v1", "Pod", pod, namespace)
+        if current is None or current.get("status", {}).get("phase") in FINISHED:
+            time.sleep(FLUSH_SECONDS)  # let the last lines through
+            stop.set()
+            for resp in responses:
+                with contextlib.suppress(Exception):
+                    resp.shutdown()
+            return
+        stop.wait(POLL_SECONDS)

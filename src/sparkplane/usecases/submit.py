@@ -1,0 +1,136 @@
+"""The submission use-case: from a resolved :class:`~sparkplane.usecases.sources.Source` to
+objects on the cluster (or, for a dry run, to the exact objects that would be created).
+
+One dispatch for every front end and every mode: a template app (the user's own manifests,
+native), a spec natively (driver pod and owned dependents, staging included), as a
+``spark.apache.org/v1`` SparkApplication (``operator``) or as a ``sparkoperator.k8s.io/v1beta2``
+one (``kubeflow``). Called by :class:`sparkplane.SparkPlane` (and through it by the CLI).
+Never parses command lines and never prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkplane.errors import (
+    AdmissionDeniedError,
+    ForbiddenError,
+    KubeError,
+    NotFoundError,
+    Problem,
+    QuotaExceededError,
+    SubmissionError,
+    ValidationError,
+)
+from sparkplane.kube import Kube
+from sparkplane.model.apps import Mode
+from sparkplane.render import render_operator_cr
+from sparkplane.render.kubeflow_cr import render_kubeflow_cr
+from sparkplane.spec import SparkApp, validate
+from sparkplane.usecases.create import (
+    SubmitOptions,
+    Submitted,
+    create_custom_resource,
+    labelled,
+    render_native,
+    submit_native,
+    submit_objects,
+    submit_operator,
+)
+from sparkplane.usecases.sources import Source
+
+Obj = dict[str, Any]
+
+
+def check_mode(source: Source, mode: Mode, opts: SubmitOptions) -> None:
+    """Template mode submits the user's manifests natively; nothing else applies to it."""
+    if source.template is not None and (opts.staging_server or mode is not Mode.NATIVE):
+        raise ValidationError(
+            [
+                Problem(
+                    "--template",
+                    "template mode submits your own manifests natively: "
+                    "--staging-server and --mode operator/kubeflow do not apply",
+                    "reference files already in the image (local://) or use -f with a spec",
+                )
+            ],
+            subject="command line",
+        )
+
+
+def render_source(
+    source: Source, mode: Mode, opts: SubmitOptions, server: str | None = None
+) -> list[Obj]:
+    """The exact objects a submission would create (nothing is created)."""
+    check_mode(source, mode, opts)
+    if source.template is not None:
+        return source.template.objects
+    assert source.app is not None
+    if mode is Mode.APACHE:
+        validate(source.app)
+        return [render_operator_cr(source.app)]
+    if mode is Mode.KUBEFLOW:
+        validate(source.app)
+        return [labelled(render_kubeflow_cr(source.app), opts)]
+    return render_native(source.app, server, opts).objects
+
+
+def submit_source(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Submitted:
+    """Create the application; everything or nothing. A refusal that explains itself (RBAC,
+    a namespace that does not exist) keeps its own error and exit code, with what was rolled
+    back; other part-way failures are a SubmissionError."""
+    check_mode(source, mode, opts)
+    namespace = source.namespace or "default"
+    try:
+        return _submit(kube, source, mode, opts)
+    except SubmissionError as exc:
+        cause = exc.__cause__
+        explained = _explained(cause, namespace, str(exc)) if isinstance(cause, KubeError) else None
+        if exc.leaked or explained is None:
+            raise
+        raise explained from exc
+    except KubeError as exc:
+        explained = _explained(exc, namespace, str(exc))
+        if explained is None:
+            raise
+        raise explained from exc
+
+
+def _explained(exc: KubeError, namespace: str, text: str) -> KubeError | None:
+    """An RBAC denial (exit 6) or a missing namespace, told as such; None for anything else
+    (a quota or admission refusal stays what it is: not an RBAC problem)."""
+    if isinstance(exc, ForbiddenError) and not isinstance(
+        exc, QuotaExceededError | AdmissionDeniedError
+    ):
+        return ForbiddenError(text, code=exc.code, reason=exc.reason, status=exc.status)
+    details = exc.status.get("details")
+    if not isinstance(exc, NotFoundError) or not isinstance(details, dict):
+        return None
+    if details.get("kind") != "namespaces":
+        return None
+    missing = details.get("name") or namespace
+    return NotFoundError(
+        f"namespace {missing!r} does not exist; nothing was created (create it with "
+        f"`kubectl create namespace {missing}`, or choose another with -n)",
+        code=404,
+        reason="NotFound",
+        status=exc.status,
+    )
+
+
+def _submit(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Submitted:
+    if source.template is not None:
+        t = source.template
+        return submit_objects(kube, t.driver, t.dependents, opts=opts)
+    assert source.app is not None
+    if mode is Mode.APACHE:
+        return submit_operator(kube, source.app, opts)
+    if mode is Mode.KUBEFLOW:
+        return submit_kubeflow(kube, source.app, opts)
+    return submit_native(kube, source.app, opts)
+
+
+def submit_kubeflow(kube: Kube, app: SparkApp, opts: SubmitOptions) -> Submitted:
+    """Create ``app`` as a Kubeflow ``sparkoperator.k8s.io/v1beta2`` SparkApplication."""
+    validate(app)
+    return create_custom_resource(kube, render_kubeflow_cr(app), opts, Mode.KUBEFLOW)

@@ -1,0 +1,181 @@
+"""Track many applications at once with a fixed number of watches.
+
+One informer per resource kind (Spark pods, SparkApplications of both APIs, and scheduler
+``Preempted`` events), whatever the number of apps: 500 apps cost the same four watch
+connections as one. A SparkApplication API that is not served yet is an empty cache that looks
+again (:class:`~sparkplane.kube.informer.Informer`): a tracker made before the CRDs were
+installed (the demo installs the operator after its native apps) still sees the apps made
+after. Each change re-derives the state of just the app it belongs to (with the same pure
+functions as a one-shot query) and calls subscribers only when that state changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sparkplane.kube import Kube
+from sparkplane.kube.informer import Informer
+from sparkplane.model.apps import KINDS, App, Mode, is_native_driver, native_name
+from sparkplane.model.assemble import Index, cr_app, missing_native_app, native_app
+
+Obj = dict[str, Any]
+AppKey = tuple[str, str, Mode]  # namespace, name, mode
+Subscriber = Callable[[App], None]
+
+
+class Tracker:
+    """Live states of every Spark application in a namespace (or all namespaces)."""
+
+    def __init__(self, kube: Kube, namespace: str | None = None) -> None:
+        self.kube = kube
+        self.namespace = namespace
+        self.pods = Informer(kube, "v1", "Pod", namespace=namespace, label_selector="spark-role")
+        self.events = Informer(
+            kube, "v1", "Event", namespace=namespace, field_selector="reason=Preempted"
+        )
+        self.crs: list[Informer] = [
+            Informer(kube, k.api_version, k.kind, namespace=namespace)
+            for mode, k in KINDS.items()
+            if mode is not Mode.NATIVE
+        ]
+        self._apps: dict[AppKey, App] = {}
+        self._lock = threading.RLock()
+        self._subscribers: list[Subscriber] = []
+        for informer in (self.pods, self.events, *self.crs):
+            informer.add_handler(self._on_change)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self, timeout: float = 30.0) -> Tracker:
+        for informer in (self.events, *self.crs, self.pods):
+            informer.start()
+        for informer in (self.events, *self.crs, self.pods):
+            informer.wait_synced(timeout)
+        return self
+
+    def stop(self) -> None:
+        for informer in (self.pods, self.events, *self.crs):
+            informer.stop()
+
+    @property
+    def watches(self) -> int:
+        """Open watch connections (constant: one per informer)."""
+        return 2 + len(self.crs)
+
+    # -- readers --------------------------------------------------------------------------
+    def apps(self, namespace: str | None = None) -> list[App]:
+        with self._lock:
+            return sorted(
+                (a for a in self._apps.values() if namespace in (None, a.namespace)),
+                key=lambda a: (a.namespace, a.name),
+            )
+
+    def get(self, namespace: str, name: str) -> App | None:
+        with self._lock:
+            for mode in (Mode.NATIVE, Mode.APACHE, Mode.KUBEFLOW):
+                app = self._apps.get((namespace, name, mode))
+                if app is not None:
+                    return app
+        return None
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(app)`` on every state change; returns an unsubscribe function."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    # -- change handling ------------------------------------------------------------------
+    def _on_change(self, kind: str, obj: Obj) -> None:
+        meta = obj.get("metadata", {})
+        ns = meta.get("namespace", "")
+        if obj.get("kind") == "Event":
+            involved = obj.get("involvedObject") or {}
+            pod = self.pods.get(ns, involved.get("name", ""))
+            if pod:
+                self._refresh_pod(pod)
+            else:
+                self._refresh_missing(ns, involved.get("name", ""))
+        elif obj.get("kind") == "SparkApplication":
+            self._refresh_cr(obj, deleted=kind == "DELETED")
+        elif kind == "DELETED" and is_native_driver(obj):
+            # the last state of a deleted driver: Killed if it was still running, else as it was
+            self._publish(native_app(obj, self._index(obj)))
+        else:
+            self._refresh_pod(obj)
+
+    def _refresh_pod(self, pod: Obj) -> None:
+        labels = pod.get("metadata", {}).get("labels", {})
+        ns = pod["metadata"].get("namespace", "")
+        if labels.get("spark-role") == "driver":
+            driver: Obj | None = pod
+        else:  # an executor: find its driver by application id
+            app_id = labels.get("spark-app-selector")
+            found = self.pods.list(
+                ns,
+                lambda p: (
+                    p["metadata"].get("labels", {}).get("spark-role") == "driver"
+                    and p["metadata"]["labels"].get("spark-app-selector") == app_id
+                ),
+            )
+            driver = found[0] if found else None
+        if driver is None:
+            return
+        for ref in driver["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == "SparkApplication":
+                for informer in self.crs:
+                    cr = informer.get(ns, ref["name"])
+                    if cr is not None and cr["metadata"].get("uid") == ref.get("uid"):
+                        self._refresh_cr(cr)
+                return
+        self._publish(native_app(driver, self._index(driver)))
+
+    def _refresh_missing(self, ns: str, driver_name: str) -> None:
+        key = (ns, native_name(driver_name), Mode.NATIVE)
+        with self._lock:
+            last = self._apps.get(key)
+        if last is None:
+            return
+        events = self.events.list(
+            ns, lambda e: e.get("involvedObject", {}).get("name") == driver_name
+        )
+        self._publish(missing_native_app(ns, driver_name, Index([], events), last))
+
+    def _refresh_cr(self, cr: Obj, deleted: bool = False) -> None:
+        meta = cr["metadata"]
+        mode = Mode.KUBEFLOW if cr["apiVersion"].startswith("sparkoperator") else Mode.APACHE
+        if deleted:
+            with self._lock:
+                self._apps.pop((meta.get("namespace", ""), meta["name"], mode), None)
+            return
+        uid = meta.get("uid")
+        drivers = self.pods.list(
+            meta.get("namespace"),
+            lambda p: any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or []),
+        )
+        index = self._index(drivers[0] if drivers else None, extra=drivers)
+        self._publish(cr_app(cr, index))
+
+    def _index(self, driver: Obj | None, extra: list[Obj] | None = None) -> Index:
+        if driver is None:
+            return Index(extra or [])
+        ns = driver["metadata"].get("namespace", "")
+        app_id = driver["metadata"].get("labels", {}).get("spark-app-selector")
+        execs = self.pods.list(
+            ns,
+            lambda p: (
+                p["metadata"].get("labels", {}).get("spark-role") == "executor"
+                and p["metadata"]["labels"].get("spark-app-selector") == app_id
+            ),
+        )
+        name = driver["metadata"]["name"]
+        events = self.events.list(ns, lambda e: e.get("involvedObject", {}).get("name") == name)
+        return Index([driver, *execs], events)
+
+    def _publish(self, app: App) -> None:
+        key = (app.namespace, app.name, app.mode)
+        with self._lock:
+            before = self._apps.get(key)
+            self._apps[key] = app
+        if before is None or before.state != app.state:
+            for callback in list(self._subscribers):
+                callback(app)
