@@ -147,7 +147,8 @@ def _load(path: str) -> tuple[Step | None, str]:
         target: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             target = getattr(target, part)
-        step = target() if isinstance(target, type) or not hasattr(target, "apply") else target
+        make = isinstance(target, type) or (callable(target) and not hasattr(target, "apply"))
+        step = target() if make else target
     except Exception as exc:  # user code: any failure is the user's to fix, shown in one line
         return None, f"cannot load {path!r}: {type(exc).__name__}: {exc}"
     if not is_step(step):
