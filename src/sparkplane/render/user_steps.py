@@ -63,9 +63,7 @@ def excluded(app: SparkApp, conf: Mapping[str, str]) -> tuple[set[str], list[Pro
             )
         )
     for spec in DRIVER_STEPS:
-        if spec.name not in ids:
-            continue
-        if spec.required:
+        if spec.required and spec.name in ids:
             problems.append(
                 Problem(
                     path_of(EXCLUDED_STEPS),
@@ -73,7 +71,6 @@ def excluded(app: SparkApp, conf: Mapping[str, str]) -> tuple[set[str], list[Pro
                     f"remove {spec.name!r} from the list",
                 )
             )
-    for spec in DRIVER_STEPS:
         blocked = [n for n in spec.needs if n in ids]
         if blocked and spec.when(app, conf):
             problems.append(
