@@ -1,9 +1,10 @@
 """The orchestrator: pick the steps a spec needs, fold them, and assemble the result.
 
 As in Spark's ``KubernetesDriverBuilder``: start from the user's driver pod template (or an
-empty pod), apply the built-in steps in Spark's order, then sparkplane's extras (placement,
-priority class, Spark UI, operator extras), then the spark.properties ConfigMap; finally
-append the Spark container to the pod and label every object.
+empty pod), apply the built-in steps of :data:`DRIVER_STEPS` (data: Spark's order, then
+sparkplane's extras, each with the one predicate saying when it applies) minus those the spec
+excludes, then the user's steps, then the spark.properties ConfigMap; finally append the Spark
+container to the pod and label every object.
 
 Dependents in ``resources`` carry NO ownerReferences: the driver pod's uid exists only once
 the pod is created, so the submitter adds ``ownerReferences: [{apiVersion: v1, kind: Pod,
@@ -18,38 +19,32 @@ are sorted; see each step's docstring for the rest. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sparkplane.render.conf import DriverConf, RenderContext
+from sparkplane.render.driver_steps import DRIVER_STEP_IDS, DRIVER_STEPS
 from sparkplane.render.state import DriverState, Obj, clone, section
-from sparkplane.render.step import Step
-from sparkplane.render.steps.basic_driver import BasicDriverStep
-from sparkplane.render.steps.driver_command import DriverCommandStep
-from sparkplane.render.steps.driver_service import DriverServiceStep
-from sparkplane.render.steps.env_secrets import EnvSecretsStep
-from sparkplane.render.steps.executor_template import ExecutorTemplateStep, executor_template
-from sparkplane.render.steps.extra_resources import ExtraResourcesStep
-from sparkplane.render.steps.hadoop_conf import HadoopConfStep
-from sparkplane.render.steps.hadoop_conf import needed as hadoop_conf_needed
-from sparkplane.render.steps.local_dirs import LocalDirsStep
-from sparkplane.render.steps.mount_secrets import MountSecretsStep
-from sparkplane.render.steps.placement import PlacementStep, role_placement
+from sparkplane.render.step import Step, StepSpec
 from sparkplane.render.steps.pod_template import initial_state
-from sparkplane.render.steps.priority_class import PriorityClassStep
-from sparkplane.render.steps.service_account import SA_KEY, ServiceAccountStep
-from sparkplane.render.steps.spark_conf import SparkConfStep
-from sparkplane.render.steps.spark_ui import SparkUIStep
-from sparkplane.render.steps.staging import (
-    StagingStep,
-    init_container_needed,
-    localize_dependencies,
-)
-from sparkplane.render.steps.volumes import VolumesStep
-from sparkplane.spec.conf import K8S, mapped_conf
-from sparkplane.spec.conf_keys import volumes, with_prefix
+from sparkplane.render.steps.staging import localize_dependencies
+from sparkplane.render.user_steps import EXCLUDED_STEPS, USER_STEPS, choose
+from sparkplane.spec.conf import mapped_conf
 from sparkplane.spec.models import SparkApp
 from sparkplane.spec.naming import AppIds
 from sparkplane.spec.validate import validate
+
+__all__ = [
+    "DRIVER_STEPS",
+    "DRIVER_STEP_IDS",
+    "EXCLUDED_STEPS",
+    "USER_STEPS",
+    "RenderedApp",
+    "StepSpec",
+    "fold",
+    "render",
+    "steps_for",
+]
 
 
 @dataclass(frozen=True)
@@ -72,42 +67,19 @@ class RenderedApp:
         return [*self.pre_resources, self.driver_pod, *self.resources]
 
 
-def steps_for(app: SparkApp) -> list[Step]:
-    """The steps ``app`` needs, in Spark's order followed by sparkplane's extras.
+def steps_for(
+    app: SparkApp, *, extra_steps: Sequence[Step] = (), import_steps: bool = False
+) -> list[Step]:
+    """The steps ``app`` gets, in order: the :data:`DRIVER_STEPS` whose predicate holds and
+    that ``spark.kubernetes.sparkplane.driver.excludedSteps`` leaves in, then the user steps
+    (those ``spark.kubernetes.sparkplane.driver.steps`` names, then ``extra_steps``), then
+    ``spark-conf``.
 
     ``app`` is the spec after :func:`~sparkplane.render.steps.staging.localize_dependencies`
-    (``render`` does that first)."""
-    conf = mapped_conf(app)
-    spec = app.spec
-    steps: list[Step] = [BasicDriverStep()]
-    if conf.get(SA_KEY):
-        steps.append(ServiceAccountStep())
-    steps.append(DriverServiceStep())
-    if with_prefix(conf, f"{K8S}.driver.secrets."):
-        steps.append(MountSecretsStep())
-    if with_prefix(conf, f"{K8S}.driver.secretKeyRef."):
-        steps.append(EnvSecretsStep())
-    if volumes(conf, "driver"):
-        steps.append(VolumesStep())
-    if init_container_needed(conf):
-        steps.append(StagingStep())
-    steps.append(DriverCommandStep())
-    if hadoop_conf_needed(conf):
-        steps.append(HadoopConfStep())
-    if executor_template(app) is not None:
-        steps.append(ExecutorTemplateStep())
-    steps.append(LocalDirsStep())
-    affinity, tolerations, priority = role_placement(app, "driver")
-    if affinity or tolerations:
-        steps.append(PlacementStep())
-    if priority:
-        steps.append(PriorityClassStep())
-    if spec.spark_ui and (spec.spark_ui.service or spec.spark_ui.ingress):
-        steps.append(SparkUIStep())
-    if spec.config_map_specs or spec.driver_service_ingress_list:
-        steps.append(ExtraResourcesStep())
-    steps.append(SparkConfStep())
-    return steps
+    (``render`` does that first). ``import_steps``: import the user steps the conf names;
+    only the submitting process may (:mod:`sparkplane.render.user_steps`); otherwise naming
+    any is a problem. Raises :class:`~sparkplane.errors.ValidationError`."""
+    return choose(app, mapped_conf(app), extra_steps, import_steps=import_steps)
 
 
 def fold(steps: list[Step], state: DriverState, conf: DriverConf) -> DriverState:
@@ -118,18 +90,25 @@ def fold(steps: list[Step], state: DriverState, conf: DriverConf) -> DriverState
 
 
 def render(
-    app: SparkApp, ids: AppIds, ctx: RenderContext | None = None, *, check: bool = True
+    app: SparkApp,
+    ids: AppIds,
+    ctx: RenderContext | None = None,
+    *,
+    check: bool = True,
+    extra_steps: Sequence[Step] = (),
+    import_steps: bool = False,
 ) -> RenderedApp:
     """Render ``app`` into the objects spark-submit would create (ids from ``ids``).
 
     Validates first (raising :class:`~sparkplane.errors.ValidationError`) unless ``check``
-    is False.
+    is False. ``extra_steps`` and ``import_steps``: user steps, as in :func:`steps_for`.
     """
     if check:
         validate(app)
     app = localize_dependencies(app, ids)  # staged or downloaded deps -> local:// copies
     conf = DriverConf.build(app, ids, ctx)
-    state = fold(steps_for(app), initial_state(conf), conf)
+    steps = steps_for(app, extra_steps=extra_steps, import_steps=import_steps)
+    state = fold(steps, initial_state(conf), conf)
     pod = clone(state.pod)
     section(pod, "spec").setdefault("containers", []).append(clone(state.container))
     section(pod, "metadata")["namespace"] = conf.namespace

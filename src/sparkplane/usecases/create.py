@@ -108,7 +108,8 @@ def render_native(
         spark_user=opts.spark_user or _user(),
         submit_time=datetime.now(UTC),
     )
-    rendered = render(app, ids, ctx, check=False)
+    # the submitting process: the one place user steps a spec names are imported
+    rendered = render(app, ids, ctx, check=False, import_steps=True)
     _mark(rendered.driver_pod, opts)
     return rendered
 

@@ -1,1 +1,1 @@
-"""One module per render feature step; see ``sparkplane.render.pipeline`` for their order."""
+"""One module per render feature step; ``render.driver_steps.DRIVER_STEPS`` orders them."""

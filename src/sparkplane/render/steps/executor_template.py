@@ -9,6 +9,8 @@ driver at it, so the executors Spark creates follow it. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import yaml
 
 from sparkplane.render.conf import DriverConf
@@ -44,6 +46,11 @@ def executor_template(app: SparkApp) -> Obj | None:
     return role_template(app, "executor")
 
 
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When the executors need a template: one is given, or placement to merge into one."""
+    return executor_template(app) is not None
+
+
 class ExecutorTemplateStep:
     """Ship the executor pod template to the driver in a ConfigMap."""
 
@@ -51,8 +58,7 @@ class ExecutorTemplateStep:
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
         template = executor_template(conf.app)
-        if template is None:
-            return state
+        assert template is not None, "the executor-template step applies only with a template"
         name = f"{conf.ids.resource_prefix}-driver-podspec-conf-map"
         config_map = {
             "apiVersion": "v1",

@@ -12,8 +12,16 @@ labels) and, with an ``ingressSpec``, an Ingress. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj, clone
+from sparkplane.spec.models import SparkApp
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When the spec has ``configMapSpecs`` or ``driverServiceIngressList`` entries."""
+    return bool(app.spec.config_map_specs or app.spec.driver_service_ingress_list)
 
 
 class ExtraResourcesStep:

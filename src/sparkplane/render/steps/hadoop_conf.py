@@ -12,16 +12,19 @@ files (``HADOOP_CONF_DIR``, ``krb5.path``) and keytabs/delegation tokens are not
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, env_var, with_env, with_volumes
+from sparkplane.spec.models import SparkApp
 
 HADOOP_CM = "spark.kubernetes.hadoop.configMapName"
 KRB5_CM = "spark.kubernetes.kerberos.krb5.configMapName"
 HADOOP_CONF_DIR = "/opt/hadoop/conf"
 
 
-def needed(conf: dict[str, str]) -> bool:
-    """True when either ConfigMap is named."""
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When either ConfigMap is named (the step mounts each one that is)."""
     return bool(conf.get(HADOOP_CM) or conf.get(KRB5_CM))
 
 

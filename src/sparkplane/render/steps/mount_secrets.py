@@ -7,9 +7,20 @@ Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, with_volumes
 from sparkplane.spec.conf import K8S
+from sparkplane.spec.conf_keys import with_prefix
+from sparkplane.spec.models import SparkApp
+
+PREFIX = f"{K8S}.driver.secrets."
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When a secret is to be mounted."""
+    return bool(with_prefix(conf, PREFIX))
 
 
 class MountSecretsStep:
@@ -18,9 +29,7 @@ class MountSecretsStep:
     name = "mount-secrets"
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
-        secrets = conf.prefixed(f"{K8S}.driver.secrets.")
-        if not secrets:
-            return state
+        secrets = conf.prefixed(PREFIX)
         volumes = [{"name": f"{n}-volume", "secret": {"secretName": n}} for n in secrets]
         mounts = [{"mountPath": p, "name": f"{n}-volume"} for n, p in secrets.items()]
         pod, container = with_volumes(state.pod, state.container, volumes, mounts)

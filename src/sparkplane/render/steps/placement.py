@@ -9,6 +9,7 @@ executors. Template values are kept unless the spec names the same affinity kind
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sparkplane.render.conf import DriverConf
@@ -23,6 +24,12 @@ def role_placement(app: SparkApp, role: str) -> tuple[Obj, list[Obj], str | None
     affinity = {**(spec.affinity or {}), **(role_spec.affinity or {})}
     tolerations = [*spec.tolerations, *role_spec.tolerations]
     return affinity, tolerations, role_spec.priority_class_name or spec.priority_class_name
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When the driver has affinity or tolerations."""
+    affinity, tolerations, _ = role_placement(app, "driver")
+    return bool(affinity or tolerations)
 
 
 def place(pod_spec: Obj, affinity: Obj, tolerations: list[Obj]) -> None:
@@ -42,8 +49,6 @@ class PlacementStep:
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
         affinity, tolerations, _ = role_placement(conf.app, "driver")
-        if not affinity and not tolerations:
-            return state
         pod = clone(state.pod)
         place(section(pod, "spec"), affinity, tolerations)
         return state.evolve(pod=pod)

@@ -6,9 +6,17 @@ through the executor pod template. Spark has no conf key for this. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, clone, section
 from sparkplane.render.steps.placement import role_placement
+from sparkplane.spec.models import SparkApp
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When the driver (or the whole app) names a priority class."""
+    return bool(role_placement(app, "driver")[2])
 
 
 class PriorityClassStep:
@@ -18,8 +26,6 @@ class PriorityClassStep:
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
         _, _, priority = role_placement(conf.app, "driver")
-        if not priority:
-            return state
         pod = clone(state.pod)
         section(pod, "spec")["priorityClassName"] = priority
         return state.evolve(pod=pod)

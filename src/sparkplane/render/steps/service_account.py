@@ -7,11 +7,19 @@ a Secret is not supported (the driver uses its service account). Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, clone, section
 from sparkplane.spec.conf import K8S
+from sparkplane.spec.models import SparkApp
 
 SA_KEY = f"{K8S}.authenticate.driver.serviceAccountName"
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When a service account is named."""
+    return bool(conf.get(SA_KEY))
 
 
 class ServiceAccountStep:
@@ -20,9 +28,7 @@ class ServiceAccountStep:
     name = "service-account"
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
-        account = conf.get(SA_KEY)
-        if not account:
-            return state
+        account = conf.conf[SA_KEY]
         pod = clone(state.pod)
         spec = section(pod, "spec")
         spec["serviceAccount"] = account

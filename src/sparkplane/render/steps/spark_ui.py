@@ -8,16 +8,23 @@ the UI port inside the cluster). Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj
-from sparkplane.spec.models import UIServiceSpec
+from sparkplane.spec.models import SparkApp, UIServiceSpec
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When ``spec.sparkUI`` asks for a Service or an Ingress."""
+    ui = app.spec.spark_ui
+    return ui is not None and (ui.service is not None or ui.ingress is not None)
 
 
 def ui_objects(conf: DriverConf) -> list[Obj]:
-    """The UI Service and, if asked for, the Ingress."""
+    """The UI Service and, if asked for, the Ingress (for an app :func:`applies` to)."""
     ui = conf.app.spec.spark_ui
-    if ui is None or (ui.service is None and ui.ingress is None):
-        return []
+    assert ui is not None, "the spark-ui step applies only with spec.sparkUI"
     svc_spec = ui.service or UIServiceSpec()
     svc_name = conf.ids.ui_service_name
     ui_port = int(conf.get("spark.ui.port") or 4040)
@@ -77,5 +84,4 @@ class SparkUIStep:
     name = "spark-ui"
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
-        objects = ui_objects(conf)
-        return state.evolve(resources=objects) if objects else state
+        return state.evolve(resources=ui_objects(conf))

@@ -80,6 +80,7 @@ __all__ = [
     "STAGING_SERVER",
     "StagedDependencies",
     "StagingStep",
+    "applies",
     "localize_dependencies",
     "request_staging",
     "secret_name",
@@ -260,8 +261,9 @@ def _with_init(template: Obj, staged: StagedDependencies, conf: Mapping[str, str
     return out
 
 
-def init_container_needed(conf: Mapping[str, str]) -> bool:
-    """Whether the driver needs :class:`StagingStep` (conf of a localized app)."""
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When the driver needs :class:`StagingStep` (``app`` localized, ``conf`` its mapped
+    conf): a staged bundle to fetch, or remote URIs to download."""
     bundle = bool(conf.get(STAGING_SERVER) and conf.get(STAGING_RESOURCE_ID))
     return bundle or bool(split_list(conf.get(LOCALIZED_URIS)))
 
@@ -273,8 +275,7 @@ class StagingStep:
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
         staged = staged_dependencies(conf.conf, conf.ids)
-        if staged is None:
-            return state
+        assert staged is not None, "the staging step applies only to a localized app"
         pod, container = with_volumes(
             state.pod, state.container, staged.volumes(), [staged.main_mount()]
         )

@@ -11,11 +11,19 @@ and ``readOnly: false`` are omitted (the API server drops them anyway).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj, with_volumes
 from sparkplane.spec.conf_keys import VolumeConf, volumes
+from sparkplane.spec.models import SparkApp
 
 ON_DEMAND = "OnDemand"
+
+
+def applies(app: SparkApp, conf: Mapping[str, str]) -> bool:
+    """When the driver has user volumes."""
+    return bool(volumes(conf, "driver"))
 
 
 def _source(vol: VolumeConf, claim: str | None) -> Obj:
@@ -78,11 +86,8 @@ class VolumesStep:
     name = "volumes"
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
-        specs = volumes(conf.conf, "driver")
-        if not specs:
-            return state
         vols, mounts, claims = [], [], []
-        for i, vol in enumerate(specs):
+        for i, vol in enumerate(volumes(conf.conf, "driver")):
             claim = None
             opts = vol.options
             if (
