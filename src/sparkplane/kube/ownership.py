@@ -11,7 +11,7 @@ A pre-resource carries the owner's name (annotation :data:`PENDING_OWNER_KEY`) u
 adopted; an object of that name found without it (someone else's) is never adopted: the
 submission fails on AlreadyExists. A process killed between the steps cannot roll back, so the
 owner carries the list of its dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it
-exists, and once the last of them exists a merge patch records it (:data:`COMPLETE_KEY`,
+exists, and once the last of them exists a merge patch records it (:data:`DEPENDENTS_CREATED_KEY`,
 :func:`mark_complete`): a retry with the same names (:func:`resume_owned`) completes or removes
 the half-made unit, and ``sparkplane gc`` finds owners whose dependents never came, never
 mistaking the Services Spark deletes when it stops for ones that never came
@@ -42,13 +42,12 @@ from sparkplane.errors import (
 from sparkplane.kube.client import Kube
 from sparkplane.kube.refs import describe, owner_reference
 from sparkplane.model.halfmade import (
-    COMPLETE_KEY,
-    DEPENDENTS_KEY,
     dependents_of,
     marked_complete,
     owned_by,
 )
 from sparkplane.spec.limits import object_size_problems
+from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, POD_ENDED
 
 Obj = dict[str, Any]
 _POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sparkplane-create")
@@ -183,7 +182,8 @@ def adopt(kube: Kube, objects: list[Obj], owner: Obj, namespace: str | None) -> 
 
 
 def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
-    """Record on ``owner`` that every dependent it announced exists (:data:`COMPLETE_KEY`, the
+    """Record on ``owner`` that every dependent it announced exists
+    (:data:`~sparkplane.vocab.DEPENDENTS_CREATED_KEY`, the
     time); returns the patched owner. Best effort: the unit is whole either way, so a refused
     patch (a client role without ``patch`` on pods) leaves ``owner`` unmarked, and gc then
     still never takes it once it has finished (:mod:`sparkplane.model.halfmade`)."""
@@ -194,7 +194,7 @@ def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
             owner["apiVersion"],
             owner["kind"],
             meta["name"],
-            {"metadata": {"annotations": {COMPLETE_KEY: stamp}}},
+            {"metadata": {"annotations": {DEPENDENTS_CREATED_KEY: stamp}}},
             meta.get("namespace") or namespace,
         )
     except KubeError:
@@ -254,9 +254,6 @@ def rollback(kube: Kube, objects: list[Obj]) -> list[str]:
     return leaked
 
 
-TERMINAL_PHASES = ("Succeeded", "Failed")
-
-
 @dataclass
 class Resumed:
     """What :func:`resume_owned` found and did: the owner, and the dependents it had to add."""
@@ -311,7 +308,7 @@ def resume_owned(
     what = describe(existing)
     absent = ", ".join(describe(d) for d in missing)
     phase = (existing.get("status") or {}).get("phase", "")
-    if phase in TERMINAL_PHASES:
+    if phase in POD_ENDED:
         leaked = rollback(kube, [*present, existing])
         raise SubmissionError(
             f"an earlier submission with this id left {what} without {absent} and it has "

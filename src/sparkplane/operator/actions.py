@@ -36,7 +36,6 @@ from sparkplane.errors import (
 )
 from sparkplane.history.logs import archive_refs
 from sparkplane.kube import Kube
-from sparkplane.model.pods import format_time
 from sparkplane.operator.decision import (
     Action,
     CreateResources,
@@ -45,6 +44,7 @@ from sparkplane.operator.decision import (
     Transition,
 )
 from sparkplane.security import podpolicy
+from sparkplane.vocab import format_instant as format_time
 
 log = logging.getLogger(__name__)
 _REJECTED_CODES = frozenset({400, 403, 404, 422})

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparkplane.spec.naming import MAX_LABEL, AppIds, is_dns1035_label
+from sparkplane.spec.naming import AppIds
+from sparkplane.vocab import MAX_LABEL, is_dns1035_label
 
 #: Label with the operator's name on every object it creates (and on executors, via conf).
 OPERATOR_NAME_LABEL = "spark.operator/name"

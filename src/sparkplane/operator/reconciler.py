@@ -22,7 +22,6 @@ from typing import Any
 import pydantic
 
 from sparkplane.errors import ValidationError
-from sparkplane.model.pods import parse_time
 from sparkplane.operator import bounds
 from sparkplane.operator import states as st
 from sparkplane.operator.decision import (
@@ -38,6 +37,7 @@ from sparkplane.operator.naming import attempt_app_id, attempt_of
 from sparkplane.operator.observe import DriverView, Observed, driver_view, ready_executors
 from sparkplane.operator.settings import ReconcileSettings
 from sparkplane.spec.tolerations import ApplicationTolerations
+from sparkplane.vocab import parse_time
 
 A = st.AppStateSummary
 Obj = dict[str, Any]

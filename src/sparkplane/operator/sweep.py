@@ -23,9 +23,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sparkplane.errors import ConflictError, NotFoundError
-from sparkplane.model.pods import parse_time
 from sparkplane.operator import states as st
 from sparkplane.operator.naming import OPERATOR_NAME_LABEL, attempt_app_id, attempt_of
+from sparkplane.vocab import parse_time
 
 if TYPE_CHECKING:
     from sparkplane.operator.runner import Operator

@@ -31,13 +31,13 @@ from sparkplane.errors import (
 from sparkplane.history.server_kube import with_namespace_event_log
 from sparkplane.kube import Kube
 from sparkplane.kube.ownership import create_owned, resume_owned
-from sparkplane.model.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
-from sparkplane.model.apps import submission_label as label_value
-from sparkplane.model.ttl import TTL_KEY
+from sparkplane.model.apps import MANAGED_BY, Mode, native_name
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
 from sparkplane.render.steps.staging import request_staging
 from sparkplane.spec import AppIds, SparkApp, app_name, validate
 from sparkplane.usecases.stage import StagingOptions, staged_submission
+from sparkplane.vocab import APP_SELECTOR_LABEL, SUBMISSION_LABEL, TTL_KEY
+from sparkplane.vocab import label_value_or_hash as label_value
 
 Obj = dict[str, Any]
 
@@ -166,7 +166,7 @@ def submit_objects(
         name=native_name(pod["metadata"]["name"]),
         namespace=namespace,
         mode=Mode.NATIVE,
-        app_id=app_id or labels.get("spark-app-selector"),
+        app_id=app_id or labels.get(APP_SELECTOR_LABEL),
         driver_pod=pod["metadata"]["name"],
         objects=[f"{o['kind']}/{o['metadata']['name']}" for o in created.objects],
         created=tuple(created.objects),
@@ -298,7 +298,7 @@ def _same_submission(
         name=native_name(meta["name"]),
         namespace=namespace,
         mode=Mode.NATIVE,
-        app_id=labels.get("spark-app-selector"),
+        app_id=labels.get(APP_SELECTOR_LABEL),
         driver_pod=meta["name"],
         objects=[f"Pod/{meta['name']}"],
         existing=True,
