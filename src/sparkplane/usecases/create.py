@@ -28,7 +28,6 @@ from sparkplane.errors import (
     SubmissionError,
     ValidationError,
 )
-from sparkplane.history.server_kube import with_namespace_event_log
 from sparkplane.kube import Kube
 from sparkplane.kube.ownership import create_owned, resume_owned
 from sparkplane.model.apps import MANAGED_BY, Mode, native_name
@@ -118,7 +117,6 @@ def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) 
     """Create the app's driver pod and dependents; everything or nothing (with a staging
     server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
-    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     ids = _ids(app, opts)
     with staged_submission(app, ids, opts.staging(), kube) as staged:
         rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
@@ -224,7 +222,6 @@ def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> tupl
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
     """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
     opts = opts or SubmitOptions()
-    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     validate(app)
     return create_custom_resource(kube, render_operator_cr(app), opts, Mode.APACHE)
 
