@@ -21,13 +21,13 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane.devcluster import DevCluster
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.apps import App
 from sparkplane.lifecycle.model import Reason
 from sparkplane.lifecycle.submit import submit_native
 from sparkplane.lifecycle.tracker import Tracker
 from sparkplane.spec import load_manifest
+from sparkplane_devcluster import DevCluster
 
 ROOT = Path(__file__).parents[1]
 

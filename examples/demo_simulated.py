@@ -34,8 +34,6 @@ from rich.live import Live
 from rich.table import Table
 
 from sparkplane import AppPhase, Mode, SparkPlane
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
 from sparkplane.lifecycle.kill import remaining_objects
 from sparkplane.lifecycle.staging import TOKEN_ENV
@@ -49,6 +47,8 @@ from sparkplane.staging.client import fetch
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.templates import load_app, parse_env
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.simulator import DriverSimulator
 
 console = Console()
 NAMESPACE = "sparkplane-demo"

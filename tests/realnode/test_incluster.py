@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 import yaml
 
-from sparkplane.devcluster import DevCluster
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.lifecycle.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
@@ -33,6 +32,7 @@ from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.version import SPARKPLANE_IMAGE
+from sparkplane_devcluster import DevCluster
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover
 from tests.realnode.conftest import SERVICE_ACCOUNT

@@ -22,8 +22,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.images import project
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.images import project
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements" / "dev.lock"

@@ -6,6 +6,6 @@ nodes and the kubelet. Used by ``sparkplane dev-cluster``, the demo and the inte
 Nothing here is imported by the rest of sparkplane.
 """
 
-from sparkplane.devcluster.cluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.cluster import DevCluster, DevClusterSettings
 
 __all__ = ["DevCluster", "DevClusterSettings"]

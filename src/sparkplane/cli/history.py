@@ -15,7 +15,6 @@ import typer
 from sparkplane.cli.console import note, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
 from sparkplane.client import SparkPlane
-from sparkplane.devcluster.images import SPARK_IMAGE
 from sparkplane.errors import (
     AppNotFoundError,
     KubeError,
@@ -28,6 +27,7 @@ from sparkplane.lifecycle import history, history_kube
 from sparkplane.lifecycle.archive_logs import archived_meta
 from sparkplane.lifecycle.model import is_finished
 from sparkplane.lifecycle.ttl import format_duration, parse_duration
+from sparkplane.version import SPARK_IMAGE
 
 app = typer.Typer(
     help="The Spark History Server: event logs of finished apps (bare: open it, deploying it "
