@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.core
@@ -28,6 +28,9 @@ import typer.main
 from typer._click import core as click  # typer >= 0.29 vendors click
 
 from sparkplane.cli import argv as cli_argv
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 # name -> (module, attribute, short help); attribute is a Typer; a ":" suffix picks one of its
 # commands (the module's Typer holds several) instead of mounting the whole Typer as a group
@@ -81,7 +84,7 @@ EXIT_UNREACHABLE = 11
 EXIT_NOT_INSTALLED = 2
 
 
-def _plugins() -> dict[str, Any]:
+def _plugins() -> dict[str, EntryPoint]:
     """The installed plugin commands (entry points) by name; never one that shadows a built-in."""
     from importlib.metadata import entry_points
 
@@ -143,7 +146,8 @@ def _plain(command: click.Command) -> click.Command:
 
 
 class LazyGroup(typer.core.TyperGroup):
-    """A group whose sub-commands are imported when used, listed from :data:`COMMANDS`."""
+    """A group whose sub-commands are imported when used, listed from :data:`COMMANDS` and the
+    installed plugins (:data:`PLUGIN_GROUP`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return command_names()
