@@ -15,7 +15,6 @@ import typer
 from sparkplane.api.client import SparkPlane
 from sparkplane.cli.console import note, write
 from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
-from sparkplane.devcluster.images import SPARK_IMAGE
 from sparkplane.errors import (
     AppNotFoundError,
     KubeError,
@@ -29,6 +28,7 @@ from sparkplane.history.logs import archived_meta
 from sparkplane.kube import Kube
 from sparkplane.model.phase import is_finished
 from sparkplane.model.ttl import format_duration, parse_duration
+from sparkplane.version import SPARK_IMAGE
 
 app = typer.Typer(
     help="The Spark History Server: event logs of finished apps (bare: open it, deploying it "

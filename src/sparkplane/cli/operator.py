@@ -1,15 +1,13 @@
 """``sparkplane operator``: install the CRDs, print the deploy manifests, run the operator.
 
-Also ``simulate`` (mounted as ``sparkplane dev-cluster simulate``): the Spark driver simulator
-of the dev cluster. Commands only; the logic lives in ``sparkplane.operator`` and
-``sparkplane.devcluster.simulator``.
+Commands only; the logic lives in ``sparkplane.operator``. (The dev cluster's driver simulator,
+``sparkplane dev-cluster simulate``, is a command of the sparkplane-devcluster distribution.)
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -251,27 +249,3 @@ def run(
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")
     Operator(kube, settings).run_forever()
-
-
-def simulate(
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    namespace: Annotated[
-        str | None, typer.Option("-n", "--namespace", help="Only this namespace (default: all).")
-    ] = None,
-) -> None:
-    """SIMULATOR: create executor pods for running driver pods, as a Spark driver would.
-
-    For the dev cluster only (KWOK runs no containers). Runs until interrupted.
-    """
-    from sparkplane.devcluster.simulator import DriverSimulator
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    sim = DriverSimulator(make_kube(kubeconfig, context), namespace).start()
-    progress(f"simulating Spark drivers in {namespace or 'all namespaces'} (Ctrl-C stops)")
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sim.stop()

@@ -5,7 +5,7 @@ the ``kubernetes`` Service's endpoint -> containerd -> images imported (skipped 
 archives are already in) -> kubelet (Ready) -> kube-proxy and CoreDNS -> the fake nodes tainted
 so apps land here unless they ask for a simulated node. Every process is started through the
 cluster's ``launch`` so ``down`` and ``status`` see it; :func:`stop` undoes all of it.
-Called by :class:`sparkplane.devcluster.cluster.DevCluster`.
+Called by :class:`sparkplane_devcluster.cluster.DevCluster`.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster import process
-from sparkplane.devcluster.node import host, objects
-from sparkplane.devcluster.node.plan import (
+from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import process
+from sparkplane_devcluster.node import host, objects
+from sparkplane_devcluster.node.plan import (
     NODE_LABEL,
     NODE_NAME,
     RELAY_PORT,
     NodePlan,
 )
-from sparkplane.devcluster.nodebuild import NodeBinaries
-from sparkplane.devcluster.pki import Pki, ensure_node_certs
-from sparkplane.errors import DevClusterError
+from sparkplane_devcluster.nodebuild import NodeBinaries
+from sparkplane_devcluster.pki import Pki, ensure_node_certs
 
 Progress = Callable[[str], None]
 Launch = Callable[[str, list[str], dict[str, str] | None], tuple[int, str, Path]]
@@ -248,8 +248,8 @@ def import_images(
 
 
 def _node_ready(kube: Any) -> bool:
-    from sparkplane.devcluster.cluster import node_ready
     from sparkplane.errors import NotFoundError
+    from sparkplane_devcluster.cluster import node_ready
 
     try:
         return node_ready(kube.get("v1", "Node", NODE_NAME))

@@ -1,15 +1,23 @@
-"""``sparkplane dev-cluster``: the embedded local control plane (etcd, apiserver, KWOK...)."""
+"""``sparkplane dev-cluster``: the embedded local control plane (etcd, apiserver, KWOK...).
+
+A plugin of the ``sparkplane`` command: this distribution's entry point in the ``sparkplane.cli``
+group names :data:`app`, which ``sparkplane.cli.main`` mounts as ``dev-cluster`` when it is
+installed. ``simulate`` is the driver simulator (:mod:`sparkplane_devcluster.simulator`).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from sparkplane.cli.console import note, progress, table, write
-from sparkplane.devcluster import DevCluster, DevClusterSettings
+from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane_devcluster import DevCluster, DevClusterSettings
 
 app = typer.Typer(
     help="A real local Kubernetes control plane built from Go modules; KWOK plays the kubelets "
@@ -91,14 +99,14 @@ def build(
     ] = False,
 ) -> None:
     """Build the pinned binaries from Go modules unless cached; print where they are."""
-    from sparkplane.devcluster.build import ensure_binaries
-    from sparkplane.devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.build import ensure_binaries
+    from sparkplane_devcluster.cluster import default_cache_dir
 
     cache = cache_dir or default_cache_dir()
     bins = ensure_binaries(cache, progress)
     if real_node:
-        from sparkplane.devcluster.images import ensure_images
-        from sparkplane.devcluster.nodebuild import ensure_node_binaries
+        from sparkplane_devcluster.images import ensure_images
+        from sparkplane_devcluster.nodebuild import ensure_node_binaries
 
         ensure_node_binaries(cache, progress)
         ensure_images(cache, progress)
@@ -115,8 +123,8 @@ def images(
     ] = None,
 ) -> None:
     """List the images built for the real node (reference, size, content key, archive)."""
-    from sparkplane.devcluster.cluster import default_cache_dir
-    from sparkplane.devcluster.images import cached_images
+    from sparkplane_devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.images import cached_images
 
     rows = [
         [i.ref, f"{i.size / (1 << 20):.0f}MiB", i.key[:12], str(i.archive)]
@@ -178,3 +186,28 @@ def env(state_dir: StateDir = None) -> None:
     """Print `export KUBECONFIG=...` (use: eval "$(sparkplane dev-cluster env)")."""
     path = _cluster(state_dir).kubeconfig
     write(f"export KUBECONFIG={os.fspath(path)}")
+
+
+@app.command()
+def simulate(
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    namespace: Annotated[
+        str | None, typer.Option("-n", "--namespace", help="Only this namespace (default: all).")
+    ] = None,
+) -> None:
+    """SIMULATOR: create executor pods for running driver pods, as a Spark driver would.
+
+    For the dev cluster only (KWOK runs no containers). Runs until interrupted.
+    """
+    from sparkplane_devcluster.simulator import DriverSimulator
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    sim = DriverSimulator(make_kube(kubeconfig, context), namespace).start()
+    progress(f"simulating Spark drivers in {namespace or 'all namespaces'} (Ctrl-C stops)")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()

@@ -23,8 +23,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import sparkplane
-from sparkplane.devcluster.images import cache
-from sparkplane.devcluster.images.layers import (
+from sparkplane.errors import DevClusterError
+from sparkplane_devcluster.images import cache
+from sparkplane_devcluster.images.layers import (
     Entry,
     data_file,
     directory,
@@ -32,7 +33,6 @@ from sparkplane.devcluster.images.layers import (
     parents,
     tree,
 )
-from sparkplane.errors import DevClusterError
 
 UID = 65532
 LIB = "opt/sparkplane/lib"

@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import sparkplane
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.images import cache, debian, oci, pause, project, spark
-from sparkplane.devcluster.images.layers import Entry, LayerBlob, write_layer
 from sparkplane.errors import DevClusterError
-from sparkplane.version import SPARKPLANE_IMAGE
+from sparkplane.version import SPARK_IMAGE, SPARKPLANE_IMAGE
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.images import cache, debian, oci, pause, project, spark
+from sparkplane_devcluster.images.layers import Entry, LayerBlob, write_layer
 
 Progress = Callable[[str], None]
 
-SPARK_IMAGE = f"docker.io/sparkplane/spark:{versions.SPARK}"
 PAUSE_IMAGE = f"registry.k8s.io/pause:{versions.PAUSE}"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

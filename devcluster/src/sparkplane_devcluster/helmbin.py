@@ -2,7 +2,7 @@
 
 Owns :func:`ensure_helm`: the Helm chart's tests (install, upgrade, uninstall of
 ``deploy/helm/sparkplane``) need a real ``helm``, built like the control plane
-(:mod:`sparkplane.devcluster.build`): ``helm.sh/helm/v4`` has no ``replace`` lines, so a
+(:mod:`sparkplane_devcluster.build`): ``helm.sh/helm/v4`` has no ``replace`` lines, so a
 throw-away module requiring it builds ``cmd/helm`` as released. Helm 4, because it applies
 manifests server-side, so an upgrade applies changed CRDs the way ``sparkplane operator
 install`` does. The binary lands in
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sparkplane.devcluster import build
+from sparkplane_devcluster import build
 
 HELM = "4.3.1"
 MAJOR = HELM.split(".", 1)[0]
@@ -50,8 +50,8 @@ def ensure_helm(cache_dir: Path, progress: build.Progress = lambda _: None) -> P
 
 
 def main() -> int:
-    """``python -m sparkplane.devcluster.helmbin``: build (if needed) and print the path."""
-    from sparkplane.devcluster.cluster import default_cache_dir
+    """``python -m sparkplane_devcluster.helmbin``: build (if needed) and print the path."""
+    from sparkplane_devcluster.cluster import default_cache_dir
 
     cache = default_cache_dir()
     print(ensure_helm(cache, progress=print))

@@ -12,15 +12,14 @@ archives (``ctr -n k8s.io images import``).
 
 from __future__ import annotations
 
-from sparkplane.devcluster.images.builder import (
+from sparkplane.version import SPARK_IMAGE, SPARKPLANE_IMAGE
+from sparkplane_devcluster.images.builder import (
     PAUSE_IMAGE,
-    SPARK_IMAGE,
     ImageArchive,
     cached_images,
     ensure_images,
 )
-from sparkplane.devcluster.images.spark import SPARK_PI_CLASS
-from sparkplane.version import SPARKPLANE_IMAGE
+from sparkplane_devcluster.images.spark import SPARK_PI_CLASS
 
 SPARK_PI_JAR = "local:///opt/spark/examples/jars/spark-examples.jar"
 """The JVM SparkPi in the Spark image (class :data:`SPARK_PI_CLASS`)."""

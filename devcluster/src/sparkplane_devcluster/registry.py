@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparkplane.devcluster.alloc import Claim, legacy_index
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster.alloc import Claim, legacy_index
 
 STATE_FILE = "state.json"
 

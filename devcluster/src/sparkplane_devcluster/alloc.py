@@ -3,14 +3,14 @@
 A dev cluster binds :data:`PORT_COUNT` loopback ports from its port base; with a real node it
 also takes a **node index** ``i`` (1..254) that names everything the node puts on the host: the
 veth ``spv<i>``, the link ``10.217.<i>.0/30``, the pods' ``10.218.<i>.0/24`` and the cgroup root
-``/sparkplane-<i>`` (:class:`sparkplane.devcluster.node.plan.NodePlan`). kube-proxy's nft tables,
+``/sparkplane-<i>`` (:class:`sparkplane_devcluster.node.plan.NodePlan`). kube-proxy's nft tables,
 the bridge and every other address live inside the node's own network namespace, so they cannot
 meet another cluster's and need no allotment.
 
 The index was once a function of the port base alone, so two port bases (16443 and 21443) got
 the same link and the second cluster took the first's. Now it is *chosen*: the first of the
 cluster's previous index, then that old function's value, then 1, 2, ... that no other
-registered cluster holds (:mod:`sparkplane.devcluster.registry`) and that nothing on the host
+registered cluster holds (:mod:`sparkplane_devcluster.registry`) and that nothing on the host
 uses (a link of that name, a cgroup root, an address or route inside one of its subnets). The
 choice is written in the cluster's state (``state.json``) so ``up``, ``status`` and ``down`` name
 the same things. Ports cannot be moved behind a user's back (their kubeconfig names them), so an

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster.images.layers import LayerBlob
+from sparkplane_devcluster.images.layers import LayerBlob
 
 BUILDER_VERSION = "1"
 """Bump when the builder's output changes for the same recipes: every key changes with it."""

@@ -6,15 +6,15 @@ service account exists -> the namespaces ``default`` (the kubeconfig's) and ``sp
 docs') made ready for Spark (:func:`ready_namespace`: their ``default`` service account holds
 sparkplane's driver role, so a Spark driver can create its executors and ``sparkplane submit -f
 examples/spark-pi.yaml`` works as printed) -> with
-``real_node``, the real node (:mod:`sparkplane.devcluster.node`) and the fake nodes tainted so
+``real_node``, the real node (:mod:`sparkplane_devcluster.node`) and the fake nodes tainted so
 apps land on it. ``up`` is idempotent: a healthy running cluster is
 left alone; a partly running one (a component died) has its processes restarted and keeps its
 data (etcd). Only ``down(purge=True)`` deletes the data.
 
 Two clusters on one machine never share anything: before starting, ``up`` takes the machine's
-registry lock (:mod:`sparkplane.devcluster.registry`), refuses a port range that overlaps another
+registry lock (:mod:`sparkplane_devcluster.registry`), refuses a port range that overlaps another
 registered cluster's (naming its state dir), chooses the real node's index among those neither
-registered nor in use on the host (:mod:`sparkplane.devcluster.alloc`), writes it in
+registered nor in use on the host (:mod:`sparkplane_devcluster.alloc`), writes it in
 ``state.json`` and registers; ``down`` unregisters.
 """
 
@@ -30,19 +30,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster import alloc, components, process, registry, versions, volumes
-from sparkplane.devcluster.build import Binaries, ensure_binaries
-from sparkplane.devcluster.hostdeps import ensure_debian_packages
-from sparkplane.devcluster.node import host, objects, realnode
-from sparkplane.devcluster.node.plan import NodePlan
-from sparkplane.devcluster.nodebuild import (
+from sparkplane.errors import AlreadyExistsError, DevClusterError, NotFoundError
+from sparkplane.security.rbac import bodies, render
+from sparkplane_devcluster import alloc, components, process, registry, versions, volumes
+from sparkplane_devcluster.build import Binaries, ensure_binaries
+from sparkplane_devcluster.hostdeps import ensure_debian_packages
+from sparkplane_devcluster.node import host, objects, realnode
+from sparkplane_devcluster.node.plan import NodePlan
+from sparkplane_devcluster.nodebuild import (
     NodeBinaries,
     cached_node_binaries,
     ensure_node_binaries,
 )
-from sparkplane.devcluster.pki import Pki, ensure_pki
-from sparkplane.errors import AlreadyExistsError, DevClusterError, NotFoundError
-from sparkplane.security.rbac import bodies, render
+from sparkplane_devcluster.pki import Pki, ensure_pki
 
 Progress = Callable[[str], None]
 SPARK_NAMESPACES = ("default", "spark-jobs")  # made ready for Spark by `up`: kubeconfig's, docs'
@@ -335,7 +335,7 @@ class DevCluster:
 
     def _node_inputs(self, progress: Progress) -> tuple[NodeBinaries, list[tuple[str, Path, str]]]:
         """The real node's binaries and image archives (built once, then cached)."""
-        from sparkplane.devcluster.images import ensure_images
+        from sparkplane_devcluster.images import ensure_images
 
         node_bins = ensure_node_binaries(self.settings.cache_dir, progress)
         ensure_debian_packages(realnode.NODE_PACKAGES, "the real node's kube-proxy", progress)
@@ -499,7 +499,7 @@ class DevCluster:
                 log=log,
             )
         progress("starting kwok (simulated kubelets)")
-        stages = resources.files("sparkplane.devcluster").joinpath("data/stages.yaml").read_text()
+        stages = resources.files("sparkplane_devcluster").joinpath("data/stages.yaml").read_text()
         driver_log, executor_log = state / "driver.log", state / "executor.log"
         driver_log.write_text(_cri_log(DRIVER_LOG))
         executor_log.write_text(_cri_log(EXECUTOR_LOG))

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane.devcluster.build import Binaries
-from sparkplane.devcluster.pki import Pki
+from sparkplane_devcluster.build import Binaries
+from sparkplane_devcluster.pki import Pki
 
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
@@ -248,7 +248,7 @@ def fake_ui_argv(port: int) -> list[str]:
     """Run the file as a script: importing the sparkplane package would cost ~40 MiB more."""
     import sys
 
-    from sparkplane.devcluster import fakeui
+    from sparkplane_devcluster import fakeui
 
     return [sys.executable, str(Path(fakeui.__file__)), str(port)]
 

@@ -7,6 +7,8 @@ Go 1.26 without a toolchain switch; etcd 3.6 is what kwokctl pairs with Kubernet
 
 from __future__ import annotations
 
+from sparkplane.version import SPARK_VERSION
+
 KUBERNETES = "1.36.4"
 ETCD = "3.6.16"
 KWOK = "0.8.0"
@@ -22,7 +24,8 @@ CNI_PLUGINS = "1.9.1"
 COREDNS = "1.14.2"  # kubeadm 1.36's pin
 NODE_BINARIES = ("kubelet", "kube-proxy")
 CNI_PLUGIN_NAMES = ("bridge", "host-local", "loopback", "portmap")
-SPARK = "4.0.1"
-"""The Spark image's version: the pyspark wheel of this version is its distribution."""
+SPARK = SPARK_VERSION
+"""The Spark image's version (sparkplane's, whose History Server runs the image by default): the
+pyspark wheel of this version is its distribution."""
 PAUSE = "3.10.1"
 """The sandbox image containerd 2.2 pins (registry.k8s.io/pause:<PAUSE>)."""

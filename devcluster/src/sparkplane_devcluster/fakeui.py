@@ -1,7 +1,7 @@
 """A stand-in Spark UI for the dev cluster, where no Spark runs.
 
 KWOK forwards every pod's port 4040 here (``ClusterPortForward``), so ``sparkplane ui`` and
-port-forwarding can be exercised end to end. Run as ``python -m sparkplane.devcluster.fakeui PORT``.
+port-forwarding can be exercised end to end. Run as ``python -m sparkplane_devcluster.fakeui PORT``.
 """
 
 from __future__ import annotations

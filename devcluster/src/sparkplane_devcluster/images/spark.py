@@ -19,16 +19,16 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.images import cache
-from sparkplane.devcluster.images.layers import (
+from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.images import cache
+from sparkplane_devcluster.images.layers import (
     Entry,
     data_file,
     directory,
     parents,
     tree,
 )
-from sparkplane.errors import DevClusterError
 
 SPARK_UID = 185
 SPARK_HOME = "/opt/spark"
@@ -39,7 +39,7 @@ _JAR_TIME = (2023, 11, 14, 0, 0, 0)
 
 def data(name: str) -> bytes:
     """A file shipped in ``images/data`` (the entrypoint, decom.sh, the SparkPi source)."""
-    return resources.files("sparkplane.devcluster.images").joinpath("data", name).read_bytes()
+    return resources.files("sparkplane_devcluster.images").joinpath("data", name).read_bytes()
 
 
 def pyspark_dir() -> Path:

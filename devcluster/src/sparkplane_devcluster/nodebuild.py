@@ -3,10 +3,10 @@
 A real node is the kubelet and kube-proxy of the pinned Kubernetes release, containerd 2.x with
 its runc shim and ``ctr``, runc (with cgo and the ``seccomp`` tag: without seccomp support every
 pod sandbox fails), the CNI plugins the node's bridge network needs, and CoreDNS. Each lands in
-``<cache>/bin/<component>-v<version>/`` through :mod:`sparkplane.devcluster.build`'s builders (a
+``<cache>/bin/<component>-v<version>/`` through :mod:`sparkplane_devcluster.build`'s builders (a
 temp directory renamed into place; a file lock against a concurrent build). The only host inputs
 are Debian build packages (``libseccomp-dev``, ``pkg-config``), installed by
-:mod:`sparkplane.devcluster.hostdeps`. Called by the real node's ``up`` and ``dev-cluster build
+:mod:`sparkplane_devcluster.hostdeps`. Called by the real node's ``up`` and ``dev-cluster build
 --real-node``.
 """
 
@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.build import build_kubernetes, build_module, go_command, lock
-from sparkplane.devcluster.hostdeps import ensure_debian_packages
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.build import build_kubernetes, build_module, go_command, lock
+from sparkplane_devcluster.hostdeps import ensure_debian_packages
 
 Progress = Callable[[str], None]
 RUNC_BUILD_PACKAGES = {

@@ -17,9 +17,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.images.layers import Entry, data_file
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.images.layers import Entry, data_file
 
 CFLAGS = ("-Os", "-Wall", "-Werror", "-static", f'-DVERSION="{versions.PAUSE}-sparkplane"')
 USER = "65535:65535"

@@ -2,7 +2,7 @@
 
 Layout (one node per dev cluster; every name and subnet derives from the cluster's **node
 index** ``<i>``, allotted at ``up`` so that no two clusters on the machine share one
-(:mod:`sparkplane.devcluster.alloc`) and kept in the cluster's ``state.json``):
+(:mod:`sparkplane_devcluster.alloc`) and kept in the cluster's ``state.json``):
 
 - The node lives in its own **network namespace** and **mount namespace** held by one holder
   process. A veth pair joins it to the host: host side ``spv<i>`` = ``10.217.<i>.1/30``, node side
@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from sparkplane.devcluster import alloc
+from sparkplane_devcluster import alloc
 
 NODE_NAME = "sparkplane-real-node"
 NODE_LABEL = "sparkplane.io/real-node"
@@ -49,7 +49,7 @@ KUBELET_SYSCTLS = {
 @dataclass(frozen=True)
 class NodePlan:
     """Everything about one cluster's real node that follows from its node index (1..254, see
-    :func:`sparkplane.devcluster.alloc.choose_index`) and state dir. A running cluster's plan is
+    :func:`sparkplane_devcluster.alloc.choose_index`) and state dir. A running cluster's plan is
     ``DevCluster.node_plan`` (the index it was given)."""
 
     index: int

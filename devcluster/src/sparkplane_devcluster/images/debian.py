@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from sparkplane.devcluster.hostdeps import ensure_debian_packages
-from sparkplane.devcluster.images import cache
-from sparkplane.devcluster.images.layers import (
+from sparkplane.errors import DevClusterError
+from sparkplane_devcluster.hostdeps import ensure_debian_packages
+from sparkplane_devcluster.images import cache
+from sparkplane_devcluster.images.layers import (
     Entry,
     LayerBlob,
     Opener,
     data_file,
     write_layer,
 )
-from sparkplane.errors import DevClusterError
 
 Progress = Callable[[str], None]
 

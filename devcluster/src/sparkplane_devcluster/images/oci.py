@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster.images.layers import MTIME, LayerBlob
+from sparkplane_devcluster.images.layers import MTIME, LayerBlob
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 CONFIG = "application/vnd.oci.image.config.v1+json"

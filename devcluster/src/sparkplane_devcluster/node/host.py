@@ -6,7 +6,7 @@ Everything a real node changes on the host is made here and undone here:
   the bridge and kube-proxy's nft tables live and die with them;
 - one veth pair (host side ``spv<i>``) and a host route to the pods' subnet through it (both go
   when the namespace goes); ``<i>`` is the cluster's allotted node index
-  (:mod:`sparkplane.devcluster.alloc`), never one that :func:`indexes_in_use` finds taken, so an
+  (:mod:`sparkplane_devcluster.alloc`), never one that :func:`indexes_in_use` finds taken, so an
   existing ``spv<i>`` is another's and :func:`setup` refuses rather than remove it;
 - files bound over the ``/proc/sys`` entries the kubelet writes, inside the node's mount
   namespace only, so the host's sysctls are never changed;
@@ -25,9 +25,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from sparkplane.devcluster import alloc
-from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import alloc
+from sparkplane_devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
 
 CGROUP_FS = Path("/sys/fs/cgroup")
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21

@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparkplane.devcluster import versions
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import versions
 
 Progress = Callable[[str], None]
 

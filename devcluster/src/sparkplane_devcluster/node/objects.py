@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkplane.devcluster.node.plan import RELAY_PORT, SIMULATED_TAINT, NodePlan
 from sparkplane.errors import AlreadyExistsError, NotFoundError
+from sparkplane_devcluster.node.plan import RELAY_PORT, SIMULATED_TAINT, NodePlan
 
 
 def taint_simulated(kube: Any) -> None:
