@@ -14,11 +14,11 @@ from typing import Annotated
 import typer
 
 from sparkplane.cli.console import out, progress
-from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.cli.options import Context, Kubeconfig, client, make_kube
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.operator import deploy
-from sparkplane.operator.install import apply_objects, install_crds
+from sparkplane.operator.install import install_crds
 from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.operator.runner import Operator
 from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
@@ -58,17 +58,12 @@ def install(
 ) -> None:
     """Server-side apply the SparkApplication and SparkCluster CRDs (and, with --operator, the
     operator: cluster-wide, or namespaced when --namespace is given)."""
-    kube = make_kube(kubeconfig, context)
-    for line in install_crds(kube):
-        out.print(f"{line} applied")
-    if operator:
-        objects = (
-            deploy.namespaced(list(watch), operator_namespace, image)
-            if watch
-            else deploy.cluster_wide(operator_namespace, image)
+    with client(kubeconfig, context, None) as sp:
+        applied = sp.install_operator(
+            operator=operator, watch=watch or (), operator_namespace=operator_namespace, image=image
         )
-        for line in apply_objects(kube, objects):
-            out.print(f"{line} applied")
+    for line in applied:
+        out.print(f"{line} applied")
 
 
 @app.command()
