@@ -27,7 +27,7 @@ from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import KubeError, NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 
 API = "spark.apache.org/v1"
 SIM = "spark.kubernetes.driver.annotation.sim.sparkplane.io"

@@ -28,9 +28,9 @@ from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 
 
 def app(name: str, namespace: str, run_for: str) -> dict[str, Any]:

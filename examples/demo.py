@@ -42,7 +42,7 @@ from sparkplane.devcluster.cluster import ready_namespace
 from sparkplane.devcluster.node import host
 from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.install import apply_objects, install_crds
+from sparkplane.operator.deploy.install import apply_objects, install_crds
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker

@@ -37,9 +37,9 @@ from sparkplane import AppPhase, Mode, SparkPlane
 from sparkplane.devcluster import DevCluster, DevClusterSettings
 from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch

@@ -29,7 +29,7 @@ from sparkplane.devcluster.cluster import default_cache_dir
 from sparkplane.devcluster.helmbin import ensure_helm
 from sparkplane.kube import Kube, connect
 from sparkplane.manifests.chart import CHART, ChartValues, expected
-from sparkplane.operator.crd import scheduled_crd
+from sparkplane.operator.deploy.crd import scheduled_crd
 from tests.integration.helpers import delete_namespace, wait_for
 from tests.integration.operator_helpers import leftover, running_operator, spark_app, wait_state
 

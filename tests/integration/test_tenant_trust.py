@@ -39,7 +39,7 @@ from sparkplane.history.kube_store import KubeStore
 from sparkplane.history.server import EventLogStore
 from sparkplane.kube import Kube
 from sparkplane.kube.config import connect
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane.security.rbac import render
 from tests.integration.helpers import delete_namespace, wait_for
 from tests.integration.operator_helpers import API, running_operator, spark_app, wait_state

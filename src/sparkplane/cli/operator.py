@@ -19,11 +19,11 @@ from sparkplane.cli.console import out, progress
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
-from sparkplane.operator import deploy
-from sparkplane.operator.install import apply_objects, install_crds
-from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
+from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
+from sparkplane.operator.core.settings import Limits, OperatorSettings, ReconcileSettings
+from sparkplane.operator.deploy import manifests as deploy
+from sparkplane.operator.deploy.install import apply_objects, install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.podpolicy import CHECK_NAMES
 
 app = typer.Typer(
@@ -89,7 +89,7 @@ def manifests(
         for path in chart.write(write):
             progress(f"wrote {path}")
         return
-    from sparkplane.operator.crd import crds
+    from sparkplane.operator.deploy.crd import crds
 
     objects = crds() + (
         deploy.namespaced(list(watch), operator_namespace, image)

@@ -7,7 +7,7 @@ started with (``sparkplane operator run --pod-template-dir DIR``, OperatorSettin
 ``pod_template_dir``), after resolving symlinks; with no directory (the default) nothing is
 read and the app fails with a message pointing at ``spec.driverSpec.podTemplateSpec``. Files
 go through the bounded YAML reader (:mod:`sparkplane.yamlio`). Called by the runner's
-``observe``; the lexical check is :func:`sparkplane.operator.driver.template_path_problem`.
+``observe``; the lexical check is :func:`sparkplane.operator.core.driver.template_path_problem`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from sparkplane import yamlio
 from sparkplane.errors import ValidationError
-from sparkplane.operator.driver import template_path_problem
+from sparkplane.operator.core.driver import template_path_problem
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

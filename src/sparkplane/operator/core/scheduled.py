@@ -3,7 +3,7 @@
 Owns :func:`next_after` (the first schedule time after an instant, in the schedule's time zone,
 via ``croniter``; ``@every`` intervals count from the resource's creation) and
 :func:`decide_schedule` (the resource, its runs as observed, the time → a
-:class:`~sparkplane.operator.decision.Decision`):
+:class:`~sparkplane.operator.core.decision.Decision`):
 
 * The latest schedule time in ``(lastRun, now]`` is due, where ``lastRun`` is the newest run
   seen (or the status's, or the creation time); older missed times are skipped (as a CronJob
@@ -36,15 +36,15 @@ from zoneinfo import ZoneInfo
 import pydantic
 from croniter import croniter
 
-from sparkplane.operator import bounds
-from sparkplane.operator.decision import CreateResources, Decision, DeleteResources, Transition
-from sparkplane.operator.driver import owner_ref
-from sparkplane.operator.scheduled_spec import (
+from sparkplane.operator.core import bounds
+from sparkplane.operator.core.decision import CreateResources, Decision, DeleteResources, Transition
+from sparkplane.operator.core.driver import owner_ref
+from sparkplane.operator.core.scheduled_spec import (
     ConcurrencyPolicy,
     ScheduledSparkApplicationSpec,
     every,
 )
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core.settings import Limits
 
 Obj = dict[str, Any]
 SCHEDULE_LABEL = "sparkplane.io/scheduled-by"
@@ -149,7 +149,7 @@ def decide_schedule(
     """The next status and actions of a ScheduledSparkApplication.
 
     A schedule that does not parse, or fires more often than ``limits.min_schedule_seconds``
-    (:func:`sparkplane.operator.bounds.schedule_problem`), is ``FailedValidation``: no run.
+    (:func:`sparkplane.operator.core.bounds.schedule_problem`), is ``FailedValidation``: no run.
     """
     old = cr.get("status") or {}
     status: Obj = copy.deepcopy(old)

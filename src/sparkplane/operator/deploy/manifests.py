@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from sparkplane.operator.bounds import SETTINGS
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core.bounds import SETTINGS
+from sparkplane.operator.core.settings import Limits
 from sparkplane.security.rules import OPERATOR, OPERATOR_LEASE
 from sparkplane.version import SPARKPLANE_IMAGE
 

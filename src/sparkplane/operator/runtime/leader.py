@@ -11,7 +11,7 @@ The holder may act only while :meth:`LeaderElector.holds` is true: less than
 SENT its last successful renewal. A process frozen by SIGSTOP, a VM pause or a long GC therefore
 stops acting the moment it runs again, before its elector thread has even noticed, and the margin
 ``lease - renew_deadline`` covers a request in flight. The runner checks it right before every
-write (:mod:`sparkplane.operator.fencing`); what timing cannot cover is covered by the API
+write (:mod:`sparkplane.operator.runtime.fencing`); what timing cannot cover is covered by the API
 itself (resourceVersion-checked status writes before any create or delete, deterministic names).
 
 Why not ``kubernetes.leaderelection`` from the official client: it measures time with

@@ -5,12 +5,12 @@ namespace is forced, the operator labels go on every object and (as executor lab
 executors the driver creates, pod-template precedence (``driverSpec``/``executorSpec``
 ``podTemplateSpec`` wins over ``spark.kubernetes.*.podTemplateFile``, which is then unset; a
 template file alone is used when the caller could load it), deterministic names per attempt
-(:mod:`sparkplane.operator.naming`), ``spark.master`` set only if missing (the prefix from
+(:mod:`sparkplane.operator.core.naming`), ``spark.master`` set only if missing (the prefix from
 ``spark.master.url.prefix``, as Apache's), and an ownerReference with ``controller: true`` from
 every object to the SparkApplication, so deleting the CR garbage-collects the lot.
 
 Called by the reconciler. Pure: template files are read by the caller and passed in
-(:mod:`sparkplane.operator.podtemplates`), and only from the directory the operator was given
+(:mod:`sparkplane.operator.kinds.podtemplates`), and only from the directory the operator was given
 (``operator run --pod-template-dir``; none by default): a SparkApplication's author must not
 make the operator read its own files (:func:`template_path_problem`).
 """
@@ -174,9 +174,9 @@ def build_attempt(
     """Render the driver resources of ``attempt`` (default: the current one) of ``cr``.
 
     Raises ValidationError when the spec cannot be rendered, or asks for more executors than
-    ``limits`` allow (:mod:`sparkplane.operator.bounds`); the reconciler reports it.
+    ``limits`` allow (:mod:`sparkplane.operator.core.bounds`); the reconciler reports it.
     ``auth_cluster``: the SparkCluster of the CR's namespace its ``spark.master`` names (the
-    driver gets that cluster's secret: :mod:`sparkplane.operator.standalone_auth`).
+    driver gets that cluster's secret: :mod:`sparkplane.operator.core.standalone_auth`).
     """
     meta = cr["metadata"]
     name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")

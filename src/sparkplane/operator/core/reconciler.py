@@ -1,7 +1,7 @@
 """``decide``: the SparkApplication state machine as a pure function of what is observed.
 
 Given the custom resource (spec + status), the pods the runner found (:class:`Observed`), the
-time and the settings, :func:`decide` walks the state table of :mod:`sparkplane.operator.states`
+time and the settings, :func:`decide` walks the state table of :mod:`.states`
 as far as the observations allow in one pass (a driver seen Ready right away goes Submitted →
 DriverRequested → DriverStarted → DriverReady → RunningHealthy in one status write) and returns
 a :class:`Decision`. It covers every tolerance of ``spec.applicationTolerations``: timeouts
@@ -23,9 +23,9 @@ import pydantic
 
 from sparkplane.errors import ValidationError
 from sparkplane.model.pods import parse_time
-from sparkplane.operator import bounds
-from sparkplane.operator import states as st
-from sparkplane.operator.decision import (
+from sparkplane.operator.core import bounds
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.decision import (
     Action,
     CreateResources,
     Decision,
@@ -33,10 +33,10 @@ from sparkplane.operator.decision import (
     DeleteResources,
     Transition,
 )
-from sparkplane.operator.driver import AttemptResources, build_attempt
-from sparkplane.operator.naming import attempt_app_id, attempt_of
-from sparkplane.operator.observe import DriverView, Observed, driver_view, ready_executors
-from sparkplane.operator.settings import ReconcileSettings
+from sparkplane.operator.core.driver import AttemptResources, build_attempt
+from sparkplane.operator.core.naming import attempt_app_id, attempt_of
+from sparkplane.operator.core.observe import DriverView, Observed, driver_view, ready_executors
+from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.spec.tolerations import ApplicationTolerations
 
 A = st.AppStateSummary

@@ -10,9 +10,9 @@ only drivers its uid controls and executors of those drivers, so a SparkApplicat
 created again under the same name never sees its predecessor's pods (same names: attempt ids
 derive from the name), and which SparkCluster of its namespace an app's ``spark.master`` names
 (from the runner's SparkCluster cache: its driver gets that cluster's secret). Decisions come
-from the pure :func:`~sparkplane.operator.reconciler.decide`.
+from the pure :func:`~sparkplane.operator.core.reconciler.decide`.
 
-Called by the runner (through :mod:`sparkplane.operator.loop`). Writes nothing.
+Called by the runner (through :mod:`sparkplane.operator.runtime.loop`). Writes nothing.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from datetime import datetime
 from typing import Any
 
 from sparkplane.kube import Kube
-from sparkplane.operator import standalone_auth
-from sparkplane.operator.decision import Decision
-from sparkplane.operator.driver import template_files
-from sparkplane.operator.loop import Key, Watch
-from sparkplane.operator.naming import APP_NAME_LABEL, OPERATOR_NAME_LABEL
-from sparkplane.operator.observe import Observed
-from sparkplane.operator.podtemplates import TemplateDirLoader
-from sparkplane.operator.reconciler import decide
-from sparkplane.operator.settings import ReconcileSettings
+from sparkplane.operator.core import standalone_auth
+from sparkplane.operator.core.decision import Decision
+from sparkplane.operator.core.driver import template_files
+from sparkplane.operator.core.naming import APP_NAME_LABEL, OPERATOR_NAME_LABEL
+from sparkplane.operator.core.observe import Observed
+from sparkplane.operator.core.reconciler import decide
+from sparkplane.operator.core.settings import ReconcileSettings
+from sparkplane.operator.kinds.adapter import Key, Watch
+from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 
 Obj = dict[str, Any]
 APP = "SparkApplication"

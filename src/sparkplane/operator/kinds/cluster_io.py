@@ -6,8 +6,8 @@ Owns the indexes of the StatefulSets the operator created for clusters and of th
 StatefulSet vanished (only while the cluster is ``RunningHealthy``, where a missing
 StatefulSet means ``Failed``). The pods (those of the current StatefulSets, by owner uid) let
 ``decide_cluster`` fail a cluster whose master or workers crash-loop. Decisions come from the pure
-:func:`~sparkplane.operator.cluster.decide_cluster`; writing, conflict retry and fencing are the
-loop's (:mod:`sparkplane.operator.loop`). Called by the runner. Writes nothing.
+:func:`~sparkplane.operator.core.cluster.decide_cluster`; writing, conflict retry and fencing are
+the loop's (:mod:`sparkplane.operator.runtime.loop`). Called by the runner. Writes nothing.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from datetime import datetime
 from typing import Any
 
 from sparkplane.kube import Kube
-from sparkplane.operator import states as st
-from sparkplane.operator.cluster import C, decide_cluster
-from sparkplane.operator.decision import Decision
-from sparkplane.operator.loop import Key, Watch
-from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.cluster import C, decide_cluster
+from sparkplane.operator.core.decision import Decision
+from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL
+from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.kinds.adapter import Key, Watch
 
 Obj = dict[str, Any]
 CLUSTER = "SparkCluster"

@@ -7,7 +7,7 @@ how many executors are Ready. A deleted driver pod arrives as a *tombstone* (its
 from the watch's DELETED event), so a preempted driver that KWOK or the kubelet removed at once is
 still recognised as evicted.
 
-Called by :mod:`sparkplane.operator.reconciler`. Pure.
+Called by :mod:`sparkplane.operator.core.reconciler`. Pure.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from sparkplane.model import AppPhase, Reason, classify_driver_pod
 from sparkplane.model.pods import condition, driver_container_status
-from sparkplane.operator.states import AppStateSummary
+from sparkplane.operator.core.states import AppStateSummary
 
 Obj = Mapping[str, Any]
 _EVICTIONS = frozenset({Reason.PREEMPTED, Reason.EVICTED, Reason.NODE_LOST})

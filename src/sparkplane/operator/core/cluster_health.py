@@ -9,7 +9,7 @@ failed when its master has, or when so many workers have that fewer than ``minWo
 run. Transient trouble (one restart, an image still being pulled, a pod pending on resources)
 is not failure: the cluster then simply is not Ready yet.
 
-Called by :func:`sparkplane.operator.cluster.decide_cluster`. Pure: pods in, a message out.
+Called by :func:`sparkplane.operator.core.cluster.decide_cluster`. Pure: pods in, a message out.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
-from sparkplane.operator.crd import crds
+from sparkplane.operator.deploy.crd import crds
 
 FIELD_MANAGER = "sparkplane-operator-install"
 

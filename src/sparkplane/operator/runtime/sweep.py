@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from sparkplane.errors import ConflictError, NotFoundError
 from sparkplane.model.pods import parse_time
-from sparkplane.operator import states as st
-from sparkplane.operator.naming import OPERATOR_NAME_LABEL, attempt_app_id, attempt_of
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL, attempt_app_id, attempt_of
 
 if TYPE_CHECKING:
-    from sparkplane.operator.runner import Operator
+    from sparkplane.operator.runtime.runner import Operator
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
+from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
 
 
 @dataclass(frozen=True)

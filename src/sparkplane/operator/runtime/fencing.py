@@ -2,7 +2,7 @@
 
 Owns :class:`FencedKube`, a :class:`~sparkplane.kube.Kube` on the same connection whose
 ``before_write`` hook runs ``may_write`` (the leader elector's
-:meth:`~sparkplane.operator.leader.LeaderElector.holds`, which has a margin) as the last step
+:meth:`.leader.LeaderElector.holds`, which has a margin) as the last step
 before each create, replace, patch, apply or delete leaves the process (after the body is
 serialised, before the HTTP call), and raises :class:`LostLease` instead of sending it. Reads go
 through unchanged. The runner hands it to everything that writes (status commits, actions,
@@ -16,7 +16,7 @@ second create answers 409 AlreadyExists while the first object exists), pod dele
 precondition. Kubernetes has no conditional create across objects, so an object whose create was
 already on its way when the process froze can still land after its attempt was released: the
 new leader deletes such a driver pod as soon as its informer shows it, and the sweeper deletes
-leftover ConfigMaps and Services (:mod:`sparkplane.operator.sweep`). Called by the runner.
+leftover ConfigMaps and Services (:mod:`sparkplane.operator.runtime.sweep`). Called by the runner.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Owns the index of the runs (SparkApplications labelled ``sparkplane.io/scheduled-by=<name>``,
 from their informer's events; a run's change wakes its schedule, so history limits apply as
 soon as a run finishes) and :func:`runs_of`, which keeps only those owned by the schedule's
-uid. Decisions come from the pure :func:`~sparkplane.operator.scheduled.decide_schedule`;
-writing, conflict retry and fencing are the loop's (:mod:`sparkplane.operator.loop`). Its
+uid. Decisions come from the pure :func:`~sparkplane.operator.core.scheduled.decide_schedule`;
+writing, conflict retry and fencing are the loop's (:mod:`sparkplane.operator.runtime.loop`). Its
 notes (``RunCreated``, ``RunSkipped``, ``RunReplaced``) become Events on the schedule.
 :func:`served` lets the runner start without schedules when their CRD is not installed.
 Called by the runner. Writes nothing.
@@ -21,10 +21,9 @@ from typing import Any
 
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
-from sparkplane.operator import states as st
-from sparkplane.operator.decision import CreateResources, Decision
-from sparkplane.operator.loop import Key, Watch
-from sparkplane.operator.scheduled import (
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.decision import CreateResources, Decision
+from sparkplane.operator.core.scheduled import (
     APP_API,
     SCHEDULE_LABEL,
     SCHEDULED_AT,
@@ -32,8 +31,9 @@ from sparkplane.operator.scheduled import (
     decide_schedule,
     parse_time,
 )
-from sparkplane.operator.scheduled_spec import GROUP, KIND, VERSION
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core.scheduled_spec import GROUP, KIND, VERSION
+from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.kinds.adapter import Key, Watch
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]

@@ -37,7 +37,7 @@ from sparkplane.errors import (
 from sparkplane.history.logs import archive_refs
 from sparkplane.kube import Kube
 from sparkplane.model.pods import format_time
-from sparkplane.operator.decision import (
+from sparkplane.operator.core.decision import (
     Action,
     CreateResources,
     DeleteCustomResource,

@@ -1,14 +1,14 @@
 """The operator process: informers in, one work queue, workers running the generic loop.
 
-Owns the plumbing around the kind adapters (:mod:`~sparkplane.operator.app_adapter`,
-:mod:`~sparkplane.operator.cluster_io`, :mod:`~sparkplane.operator.scheduled_io`): an
+Owns the plumbing around the kind adapters (:mod:`~sparkplane.operator.kinds.app_adapter`,
+:mod:`~sparkplane.operator.kinds.cluster_io`, :mod:`~sparkplane.operator.kinds.scheduled_io`): an
 informer per custom-resource kind and per watched namespace (one, a list, or all; optionally
 narrowed by a label selector, so several operator instances can split the work into shards), the
 adapters' secondary informers (pods,
 StatefulSets), the queue (de-duplicated keys, never one key on two workers, per-key backoff),
 the worker threads, leader election and the fenced gateway every write goes through, the
 newest-copy cache of our own status writes, Events and metrics, and the sweeper's schedule.
-What one reconcile does, and in which order it writes, is :mod:`sparkplane.operator.loop`.
+What one reconcile does, and in which order it writes, is :mod:`sparkplane.operator.runtime.loop`.
 
 With leader election on, workers only take keys while this replica holds the Lease, and every
 write checks the lease again right before it is sent; caches stay warm so a new leader starts
@@ -30,23 +30,23 @@ from typing import Any
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
-from sparkplane.operator import actions, loop, scheduled_io, sweep
-from sparkplane.operator.app_adapter import AppAdapter
-from sparkplane.operator.cluster_io import ClusterAdapter
-from sparkplane.operator.decision import Decision, Transition
-from sparkplane.operator.deletions import DeletionArchiver
-from sparkplane.operator.fencing import FencedKube
-from sparkplane.operator.leader import LeaderElector
-from sparkplane.operator.metrics import OperatorMetrics
-from sparkplane.operator.podtemplates import TemplateDirLoader
-from sparkplane.operator.scheduled_io import ScheduleAdapter
-from sparkplane.operator.settings import OperatorSettings
-from sparkplane.operator.workqueue import WorkQueue
+from sparkplane.operator.core.decision import Transition
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.kinds import scheduled_io
+from sparkplane.operator.kinds.app_adapter import AppAdapter
+from sparkplane.operator.kinds.cluster_io import ClusterAdapter
+from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
+from sparkplane.operator.kinds.scheduled_io import ScheduleAdapter
+from sparkplane.operator.runtime import actions, loop, sweep
+from sparkplane.operator.runtime.deletions import DeletionArchiver
+from sparkplane.operator.runtime.fencing import FencedKube
+from sparkplane.operator.runtime.leader import LeaderElector
+from sparkplane.operator.runtime.metrics import OperatorMetrics
+from sparkplane.operator.runtime.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 Key = loop.Key
 Obj = dict[str, Any]
-Hook = Callable[[Key, Decision], None]
 __all__ = ["Key", "Operator"]
 
 
@@ -67,12 +67,9 @@ class Operator:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         template_loader: Callable[[str], Obj | None] | None = None,
-        after_commit: Hook | None = None,
-        after_actions: Hook | None = None,
     ) -> None:
         self.settings = settings or OperatorSettings()
         self.clock = clock
-        self.after_commit, self.after_actions = after_commit, after_actions  # test hooks
         self.identity = self.settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         self.name = self.settings.reconcile.operator_name
         self.elector: LeaderElector | None = None
@@ -198,6 +195,11 @@ class Operator:
             pass
         finally:
             self.stop()
+
+    @property
+    def pod_policy_allow(self) -> tuple[str, ...]:
+        """The pod policy checks this operator does not apply (:class:`OperatorSettings`)."""
+        return self.settings.pod_policy_allow
 
     @property
     def is_leader(self) -> bool:

@@ -21,7 +21,7 @@ Spark's standalone master accepts an application from anyone who reaches port 70
   own policy can admit an Ingress controller to the web UIs).
 
 An application of another namespace never gets the secret, so the master refuses it. Called by
-:mod:`sparkplane.operator.cluster_build` and :mod:`sparkplane.operator.driver`. Pure but for
+:mod:`.cluster_build` and :mod:`.driver`. Pure but for
 :func:`new_secret` (randomness, injected by the callers).
 """
 
@@ -31,7 +31,7 @@ import copy
 import secrets
 from typing import Any
 
-from sparkplane.operator.naming import CLUSTER_NAME_LABEL, label_value
+from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, label_value
 
 Obj = dict[str, Any]
 ENV = "_SPARK_AUTH_SECRET"  # what Spark's SecurityManager reads (ENV_AUTH_SECRET)

@@ -4,7 +4,7 @@ Owns the text between the ``<!-- generated:NAME -->`` / ``<!-- end:NAME -->`` ma
 ``docs/state-machine.md``. A unit test checks ``update_doc(doc) == doc`` so the docs cannot drift
 from ``operator.states``. Pure: takes and returns strings; regenerate the file with
 
-    .venv/bin/python -c "import pathlib, sparkplane.operator.diagram as d; \\
+    .venv/bin/python -c "import pathlib, sparkplane.operator.core.diagram as d; \\
         p = pathlib.Path('docs/state-machine.md'); p.write_text(d.update_doc(p.read_text()))"
 """
 
@@ -14,7 +14,7 @@ import re
 from enum import StrEnum
 from typing import Any
 
-from sparkplane.operator.states import (
+from sparkplane.operator.core.states import (
     APP_FAILURES,
     APP_INFRASTRUCTURE_FAILURES,
     APP_INITIALIZING,

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from sparkplane.operator import scheduled_spec as sched
-from sparkplane.operator.cluster_spec import SparkClusterSpec
-from sparkplane.operator.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.operator.core import scheduled_spec as sched
+from sparkplane.operator.core.cluster_spec import SparkClusterSpec
+from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
 from sparkplane.spec.models import SparkApplicationSpec
 
 GROUP = "spark.apache.org"

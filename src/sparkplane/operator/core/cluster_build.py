@@ -7,7 +7,7 @@ only the fields Apache's operator sets unconditionally:
 * **conf**: ``spark.shuffle.service.enabled=true`` unless set, then every ``sparkConf`` entry
   (``{{SPARK_VERSION}}`` replaced in the image), then ``spark.kubernetes.namespace`` = the CR's
   namespace and ``spark.authenticate=true`` (forced; ``spark.authenticate.secret`` is dropped:
-  the secret comes from the cluster's Secret, :mod:`sparkplane.operator.standalone_auth`).
+  the secret comes from the cluster's Secret, :mod:`sparkplane.operator.core.standalone_auth`).
   All of it reaches the master as ``SPARK_MASTER_OPTS`` and the workers as
   ``SPARK_WORKER_OPTS`` (``-Dkey="value"``), so ``spark.ui.filters``, ``spark.master.rest.*``
   and the rest take effect in the daemons. ``spark.kubernetes.scheduler.name`` becomes the
@@ -29,7 +29,7 @@ only the fields Apache's operator sets unconditionally:
   resources, mounts and the rest are merged in untouched. Every container without
   ``allowPrivilegeEscalation`` gets ``false``.
 
-Called by :mod:`sparkplane.operator.cluster`. Pure.
+Called by :mod:`sparkplane.operator.core.cluster`. Pure.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from sparkplane.operator import standalone_auth as auth
-from sparkplane.operator.cluster_spec import MasterSpec, SparkClusterSpec
-from sparkplane.operator.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL, label_value
+from sparkplane.operator.core import standalone_auth as auth
+from sparkplane.operator.core.cluster_spec import MasterSpec, SparkClusterSpec
+from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL, label_value
 from sparkplane.spec.conf import SPARK_VERSION, versioned_image, with_spark_version
 
 Obj = dict[str, Any]

@@ -4,14 +4,14 @@ Owns the list of a cluster's objects (``<name>-master`` and ``<name>-worker`` St
 headless Services ``<name>-master-svc`` and ``<name>-worker-svc``, the workers'
 HorizontalPodAutoscaler ``<name>-worker-hpa`` when ``minWorkers < maxWorkers`` and
 PodDisruptionBudget ``<name>-worker-pdb`` when ``minWorkers >= 1``; each built by
-:mod:`sparkplane.operator.cluster_build`), every object owned by the SparkCluster, and
+:mod:`sparkplane.operator.core.cluster_build`), every object owned by the SparkCluster, and
 :func:`decide_cluster` over the states Submitted → RunningHealthy (master Ready
 and at least ``minWorkers`` workers Ready) / SchedulingFailure (the objects cannot be made, or
 the pods failed for good before the cluster was ever healthy: the rule of
-:mod:`sparkplane.operator.cluster_health`), RunningHealthy → Failed (a StatefulSet vanished,
+:mod:`sparkplane.operator.core.cluster_health`), RunningHealthy → Failed (a StatefulSet vanished,
 or the pods failed for good) → ResourceReleased (the objects deleted; their pods go with them).
 
-Called by the runner (:mod:`sparkplane.operator.cluster_io`) and the CRD generator. Pure.
+Called by the runner (:mod:`sparkplane.operator.kinds.cluster_io`) and the CRD generator. Pure.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from typing import Any
 
 import pydantic
 
-from sparkplane.operator import bounds
-from sparkplane.operator import cluster_build as build
-from sparkplane.operator import cluster_health as health
-from sparkplane.operator import standalone_auth as auth
-from sparkplane.operator import states as st
-from sparkplane.operator.cluster_spec import SparkClusterSpec
-from sparkplane.operator.decision import CreateResources, Decision, DeleteResources, Transition
-from sparkplane.operator.driver import owner_ref
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core import bounds
+from sparkplane.operator.core import cluster_build as build
+from sparkplane.operator.core import cluster_health as health
+from sparkplane.operator.core import standalone_auth as auth
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.cluster_spec import SparkClusterSpec
+from sparkplane.operator.core.decision import CreateResources, Decision, DeleteResources, Transition
+from sparkplane.operator.core.driver import owner_ref
+from sparkplane.operator.core.settings import Limits
 
 C = st.ClusterStateSummary
 Obj = dict[str, Any]
@@ -46,8 +46,8 @@ def cluster_objects(
     """Secret, NetworkPolicy, Services, StatefulSets, HPA and PDB of SparkCluster ``cr``
     (raises pydantic.ValidationError).
 
-    Built by :mod:`sparkplane.operator.cluster_build` and
-    :mod:`sparkplane.operator.standalone_auth` (the Secret's value from ``new_secret``; the
+    Built by :mod:`sparkplane.operator.core.cluster_build` and
+    :mod:`sparkplane.operator.core.standalone_auth` (the Secret's value from ``new_secret``; the
     first one created stays); every object is put in the CR's namespace, labelled and owned by
     the CR.
     """
@@ -81,7 +81,7 @@ def _ready(sts: Mapping[str, Any] | None) -> int:
 def _broken(
     cr: Mapping[str, Any], statefulsets: Mapping[str, Obj | None], pods: Mapping[str, Sequence[Obj]]
 ) -> str | None:
-    """Why the cluster's pods have failed for good (:mod:`~sparkplane.operator.cluster_health`)."""
+    """Why the cluster's pods have failed for good (:mod:`.cluster_health`)."""
     spec = SparkClusterSpec.model_validate(cr.get("spec") or {})
     bounds = spec.cluster_tolerations.instance_config
     worker = statefulsets.get("worker") or {}
@@ -102,7 +102,7 @@ def decide_cluster(
 ) -> Decision:
     """The next status and actions of a SparkCluster, given its StatefulSets and pods by role.
 
-    A cluster above ``limits`` (:func:`sparkplane.operator.bounds.worker_problems`) is refused:
+    A cluster above ``limits`` (:func:`sparkplane.operator.core.bounds.worker_problems`) is refused:
     ``SchedulingFailure`` with the reason, before anything is created.
     """
     status = copy.deepcopy(cr.get("status")) or None

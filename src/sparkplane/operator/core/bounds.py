@@ -1,4 +1,4 @@
-"""The operator's bounds (:class:`~sparkplane.operator.settings.Limits`) applied to a resource.
+"""The operator's bounds (:class:`~sparkplane.operator.core.settings.Limits`) applied to a resource.
 
 Owns what is refused and what is clamped (docs/operator.md, "Bounds"), and the words of both:
 every message names the field, the value, the limit and the operator setting that sets it
@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from sparkplane.errors import Problem
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core.settings import Limits
 
 #: Limits field -> (``sparkplane operator run`` flag, Helm value)
 SETTINGS = {

@@ -1,7 +1,7 @@
 """Archive drivers deleted by someone else (``kubectl delete``), best effort, and prune.
 
 The operator archives a driver's log itself before it releases the driver
-(:func:`sparkplane.operator.actions.delete`). A driver deleted by anyone else — ``kubectl
+(:func:`sparkplane.operator.runtime.actions.delete`). A driver deleted by anyone else — ``kubectl
 delete``, an eviction, a drain — still runs its container for the grace period, so its log can
 still be read: :class:`DeletionArchiver` gets the operator's driver-pod informer events, and the
 first time it sees a driver with a ``deletionTimestamp`` whose archive is not already this pod's
@@ -10,7 +10,7 @@ first time it sees a driver with a ``deletionTimestamp`` whose archive is not al
 Not covered (documented in docs/history.md): deletion with grace period 0 (``--force``, the
 pod is gone before any event), a lost node (no kubelet serves the log), a namespace deleted
 (its ConfigMaps go with it), and any time the operator is down or not leading. Called by
-:class:`sparkplane.operator.runner.Operator`; only on the leader (writes are fenced anyway).
+:class:`sparkplane.operator.runtime.runner.Operator`; only on the leader (writes are fenced anyway).
 
 Each prune round also looks for namespaces sharing one event-log store (:func:`warn_shared`):
 their History Servers show each other's apps, so it logs a warning and posts a Warning Event
