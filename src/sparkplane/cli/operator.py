@@ -20,7 +20,7 @@ from sparkplane.cli.options import Context, Kubeconfig, make_kube
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
-from sparkplane.operator.core.settings import Limits, OperatorSettings, ReconcileSettings
+from sparkplane.operator.core.settings import Limits, merge
 from sparkplane.operator.deploy import manifests as deploy
 from sparkplane.operator.deploy.install import apply_objects, install_crds
 from sparkplane.operator.runtime.runner import Operator
@@ -223,31 +223,26 @@ def run(
     if install_crds_first:
         install_crds(kube)
     watched = () if all_namespaces or not namespace else tuple(namespace)
-    settings = OperatorSettings(
-        namespaces=watched,
-        workers=workers,
-        metrics_port=metrics_port,
-        leader_election=leader_elect,
-        lease_namespace=lease_namespace,
-        lease_name=lease_name,
-        lease_seconds=lease_seconds,
-        renew_seconds=min(2.0, lease_seconds / 4),
-        label_selector=selector,
-        sweep_seconds=sweep_seconds,
-        identity=os.environ.get("POD_NAME", ""),
-        reconcile=ReconcileSettings(
-            operator_name=name,
-            limits=Limits(
-                min_schedule_seconds=min_schedule_seconds,
-                min_restart_backoff_millis=min_restart_backoff_millis,
-                max_restart_attempts=max_restart_attempts,
-                max_workers=max_workers,
-                max_executors=max_executors,
-            ),
-        ),
-        pod_template_dir=pod_template_dir,
-        pod_policy_allow=tuple(pod_policy_allow or ()),
-    )
+    flags = {
+        "namespaces": watched,
+        "workers": workers,
+        "metrics_port": metrics_port,
+        "leader_election": leader_elect,
+        "lease_namespace": lease_namespace,
+        "lease_name": lease_name,
+        "lease_seconds": lease_seconds,
+        "label_selector": selector,
+        "sweep_seconds": sweep_seconds,
+        "operator_name": name,
+        "min_schedule_seconds": min_schedule_seconds,
+        "min_restart_backoff_millis": min_restart_backoff_millis,
+        "max_restart_attempts": max_restart_attempts,
+        "max_workers": max_workers,
+        "max_executors": max_executors,
+        "pod_template_dir": pod_template_dir,
+        "pod_policy_allow": tuple(pod_policy_allow or ()),
+    }
+    settings = merge(flags, os.environ)  # the one place: defaults, environment, flags
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")
     Operator(kube, settings).run_forever()

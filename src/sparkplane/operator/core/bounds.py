@@ -26,19 +26,8 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from sparkplane.errors import Problem
-from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.core.settings import LIMIT_SETTINGS, Limits
 
-#: Limits field -> (``sparkplane operator run`` flag, Helm value)
-SETTINGS = {
-    "min_schedule_seconds": ("--min-schedule-seconds", "limits.minScheduleSeconds"),
-    "min_restart_backoff_millis": (
-        "--min-restart-backoff-millis",
-        "limits.minRestartBackoffMillis",
-    ),
-    "max_restart_attempts": ("--max-restart-attempts", "limits.maxRestartAttempts"),
-    "max_workers": ("--max-workers", "limits.maxWorkers"),
-    "max_executors": ("--max-executors", "limits.maxExecutors"),
-}
 DYNAMIC = "spark.dynamicAllocation"
 EXECUTOR_KEYS = (
     "spark.executor.instances",
@@ -52,7 +41,7 @@ _CRON_SAMPLES = 64  # consecutive cron times whose smallest gap is the schedule'
 
 def setting(name: str) -> str:
     """``the operator setting --flag (Helm limits.x)`` for a :class:`Limits` field."""
-    flag, value = SETTINGS[name]
+    flag, value = LIMIT_SETTINGS[name]
     return f"the operator setting {flag} (Helm value {value})"
 
 

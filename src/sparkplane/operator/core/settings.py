@@ -1,13 +1,20 @@
-"""Settings of the operator, every one documented with its default.
+"""Settings of the operator, every one documented with its default, merged in one place.
 
-Owns :class:`ReconcileSettings` (what the pure reconcilers read) and :class:`OperatorSettings`
-(what the runner reads: namespaces, workers, leader election, metrics). The CLI builds them from
-flags; tests build them directly with short periods. Pure data.
+Owns :class:`Limits` (the bounds no resource may exceed), :class:`ReconcileSettings` (what the
+pure reconcilers read), :class:`OperatorSettings` (what the runner reads: namespaces, workers,
+leader election, metrics; it holds the other two) and :func:`merge`, the one place they are
+put together: the defaults, then the process environment (:data:`ENVIRONMENT`), then the flags
+of ``sparkplane operator run``. The result is passed down; no module of the operator reads the
+environment itself. Tests build the settings directly with short periods. Pure: the environment
+comes in as a mapping.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
 
@@ -34,6 +41,20 @@ class Limits:
     max_restart_attempts: int = 20
     max_workers: int = 100
     max_executors: int = 500
+
+
+#: Limits field -> (``sparkplane operator run`` flag, Helm value): the words of every bound's
+#: message (:func:`sparkplane.operator.core.bounds.setting`) and the Deployment's flags.
+LIMIT_SETTINGS = {
+    "min_schedule_seconds": ("--min-schedule-seconds", "limits.minScheduleSeconds"),
+    "min_restart_backoff_millis": (
+        "--min-restart-backoff-millis",
+        "limits.minRestartBackoffMillis",
+    ),
+    "max_restart_attempts": ("--max-restart-attempts", "limits.maxRestartAttempts"),
+    "max_workers": ("--max-workers", "limits.maxWorkers"),
+    "max_executors": ("--max-executors", "limits.maxExecutors"),
+}
 
 
 @dataclass(frozen=True)
@@ -102,3 +123,30 @@ class OperatorSettings:
     archive_prune_seconds: float = 600.0
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     pod_policy_allow: tuple[str, ...] = ()
+
+
+#: What the operator takes from its environment (the Deployment sets ``POD_NAME`` from the
+#: downward API): variable -> :class:`OperatorSettings` field. Flags win over the environment.
+ENVIRONMENT = {"POD_NAME": "identity"}
+_LIMITS = frozenset(f.name for f in dataclasses.fields(Limits))
+_RECONCILE = frozenset(f.name for f in dataclasses.fields(ReconcileSettings)) - {"limits"}
+
+
+def merge(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> OperatorSettings:
+    """The operator's settings: the defaults, then ``environ`` (:data:`ENVIRONMENT`), then
+    ``flags`` (the last wins). ``flags`` are keyed by field name, flat: an
+    :class:`OperatorSettings` field, a :class:`ReconcileSettings` one (``operator_name``...) or
+    a :class:`Limits` one (``max_executors``...). Without ``renew_seconds``, a
+    ``lease_seconds`` flag also sets it (a quarter of the lease, at most the default), so a
+    short lease is renewed in time. An unknown key is a TypeError (a caller's bug)."""
+    values: dict[str, Any] = {
+        name: (environ or {})[var] for var, name in ENVIRONMENT.items() if (environ or {}).get(var)
+    }
+    values.update(flags)
+    limits = Limits(**{k: values.pop(k) for k in _LIMITS & values.keys()})
+    reconcile = ReconcileSettings(
+        **{k: values.pop(k) for k in _RECONCILE & values.keys()}, limits=limits
+    )
+    if "lease_seconds" in values and "renew_seconds" not in values:
+        values["renew_seconds"] = min(OperatorSettings.renew_seconds, values["lease_seconds"] / 4)
+    return OperatorSettings(**values, reconcile=reconcile)

@@ -20,8 +20,7 @@ from typing import Any
 
 import yaml
 
-from sparkplane.operator.core.bounds import SETTINGS
-from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.core.settings import LIMIT_SETTINGS, Limits
 from sparkplane.security.rules import OPERATOR, OPERATOR_LEASE
 from sparkplane.version import SPARKPLANE_IMAGE
 
@@ -169,7 +168,7 @@ def run_args(
     else:
         args.append("--all-namespaces")
     bounds = limits or Limits()
-    args += [f"{flag}={getattr(bounds, name)}" for name, (flag, _) in SETTINGS.items()]
+    args += [f"{flag}={getattr(bounds, name)}" for name, (flag, _) in LIMIT_SETTINGS.items()]
     return args
 
 
