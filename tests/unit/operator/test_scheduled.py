@@ -10,15 +10,11 @@ import pydantic
 import pytest
 
 from sparkplane.operator.core.decision import CreateResources, DeleteResources
-from sparkplane.operator.core.scheduled import (
-    SCHEDULE_LABEL,
-    SCHEDULED_AT,
-    Run,
-    decide_schedule,
-    format_time,
-    next_after,
-)
+from sparkplane.operator.core.scheduled import Run, decide_schedule, next_after
 from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.vocab import SCHEDULED_AT_ANNOTATION as SCHEDULED_AT
+from sparkplane.vocab import SCHEDULED_BY_LABEL as SCHEDULE_LABEL
+from sparkplane.vocab import format_time
 
 T0 = datetime(2026, 3, 28, 23, 0, 30, tzinfo=UTC)
 TEMPLATE = {

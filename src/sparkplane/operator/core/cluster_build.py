@@ -40,8 +40,9 @@ from typing import Any
 
 from sparkplane.operator.core import standalone_auth as auth
 from sparkplane.operator.core.cluster_spec import MasterSpec, SparkClusterSpec
-from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL, label_value
+from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL
 from sparkplane.spec.conf import SPARK_VERSION, versioned_image, with_spark_version
+from sparkplane.vocab import ROLE_LABEL, label_value
 
 Obj = dict[str, Any]
 IMAGE_KEY = "spark.kubernetes.container.image"
@@ -161,8 +162,8 @@ def role_objects(
     conf = cluster_conf(spec, namespace)
     version = spec.runtime_versions.spark_version
     image = conf.get(IMAGE_KEY) or versioned_image(DEFAULT_IMAGE, version)
-    labels = {**base_labels, "spark-role": role}
-    selector = {CLUSTER_NAME_LABEL: base_labels[CLUSTER_NAME_LABEL], "spark-role": role}
+    labels = {**base_labels, ROLE_LABEL: role}
+    selector = {CLUSTER_NAME_LABEL: base_labels[CLUSTER_NAME_LABEL], ROLE_LABEL: role}
     service_spec = copy.deepcopy(part.service_spec or {})
     service_spec["clusterIP"] = "None"
     service_spec["selector"] = {**(service_spec.get("selector") or {}), **selector}
@@ -230,7 +231,7 @@ def autoscaler(spec: SparkClusterSpec, name: str, labels: Obj) -> Obj | None:
     return {
         "apiVersion": "autoscaling/v2",
         "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": f"{name}-worker-hpa", "labels": {**labels, "spark-role": "worker"}},
+        "metadata": {"name": f"{name}-worker-hpa", "labels": {**labels, ROLE_LABEL: "worker"}},
         "spec": hpa_spec,
     }
 
@@ -242,13 +243,13 @@ def disruption_budget(spec: SparkClusterSpec, name: str, labels: Obj) -> Obj | N
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": {"name": f"{name}-worker-pdb", "labels": {**labels, "spark-role": "worker"}},
+        "metadata": {"name": f"{name}-worker-pdb", "labels": {**labels, ROLE_LABEL: "worker"}},
         "spec": {
             "minAvailable": 1,
             "selector": {
                 "matchLabels": {
                     CLUSTER_NAME_LABEL: labels[CLUSTER_NAME_LABEL],
-                    "spark-role": "worker",
+                    ROLE_LABEL: "worker",
                 }
             },
         },

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sparkplane.vocab import POD_FAILED
+
 Obj = dict[str, Any]
 
 #: Restarts after a non-zero exit before a crash-looping container counts as failed for good
@@ -34,7 +36,7 @@ def crash(pod: Mapping[str, Any], role: str) -> str | None:
     """Why ``pod``'s ``role`` container has failed for good, or None if it has not."""
     name = (pod.get("metadata") or {}).get("name", "?")
     status = pod.get("status") or {}
-    if status.get("phase") == "Failed":
+    if status.get("phase") == POD_FAILED:
         why = status.get("reason") or status.get("message") or "no reason given"
         return f"pod {name} failed: {why}"
     cs = _container_status(pod, role)

@@ -27,6 +27,13 @@ from sparkplane.errors import Problem, ValidationError
 from sparkplane.render import RenderContext, render
 from sparkplane.spec import SparkApp, collect_problems, load_manifest
 from sparkplane.spec.conf import K8S, is_image_key, with_spark_version
+from sparkplane.vocab import (
+    APACHE_API_VERSION,
+    DRIVER_ROLE,
+    EXECUTOR_ROLE,
+    SPARK_APPLICATION,
+    owner_reference,
+)
 
 from . import standalone_auth
 from .bounds import executor_problems, with_executor_cap
@@ -34,7 +41,7 @@ from .naming import OperatorIds, attempt_of, operator_labels
 from .settings import Limits
 
 Obj = dict[str, Any]
-ROLES = ("driver", "executor")
+ROLES = (DRIVER_ROLE, EXECUTOR_ROLE)
 #: Spec fields the operator accepts although native rendering does not create them (yet).
 _OPERATOR_ONLY = ("spec.driverHttpRouteList", "spec.driverGrpcRouteList")
 MASTER_PREFIX_KEY = "spark.master.url.prefix"
@@ -140,15 +147,11 @@ def load_app(cr: Mapping[str, Any], templates: Mapping[str, Obj] | None = None) 
 
 
 def owner_ref(cr: Mapping[str, Any]) -> Obj:
-    meta = cr["metadata"]
-    return {
-        "apiVersion": cr.get("apiVersion", "spark.apache.org/v1"),
-        "kind": cr.get("kind", "SparkApplication"),
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    """The controller reference on everything the operator creates for ``cr`` (it blocks the
+    resource's foreground deletion); a resource read without ``apiVersion``/``kind`` (a list
+    item) is a SparkApplication."""
+    typed = {"apiVersion": APACHE_API_VERSION, "kind": SPARK_APPLICATION, **cr}
+    return owner_reference(typed, block_owner_deletion=True)
 
 
 def _context(conf: Mapping[str, str], ctx: RenderContext | None) -> RenderContext:

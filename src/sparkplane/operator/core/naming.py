@@ -13,13 +13,13 @@ Called by the driver builder, the reconciler and the runner. Pure.
 from __future__ import annotations
 
 import hashlib
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparkplane.spec.naming import MAX_LABEL, AppIds, is_dns1035_label
+from sparkplane.spec.naming import AppIds
+from sparkplane.vocab import is_dns1035_label, label_value
 
 #: Label with the operator's name on every object it creates (and on executors, via conf).
 OPERATOR_NAME_LABEL = "spark.operator/name"
@@ -51,12 +51,6 @@ def attempt_app_id(name: str, namespace: str, attempt: int) -> str:
         return plain
     digest = _base36(hashlib.sha256(f"{namespace}/{name}/{attempt}".encode()).digest())
     return f"{name[:9].rstrip('-.')}-{digest[:36]}"
-
-
-def label_value(text: str) -> str:
-    """``text`` as a valid label value (cut to 63 characters, no edge punctuation)."""
-    cut = re.sub(r"[^A-Za-z0-9._-]", "-", text)[:MAX_LABEL]
-    return cut.strip("-._")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,16 @@ from typing import Any
 from sparkplane.model import AppPhase, Reason, classify_driver_pod
 from sparkplane.model.pods import condition, driver_container_status
 from sparkplane.operator.core.states import AppStateSummary
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    DRIVER_ROLE,
+    EXECUTOR_ROLE,
+    POD_ENDED,
+    POD_PENDING,
+    POD_RUNNING,
+    POD_SUCCEEDED,
+    ROLE_LABEL,
+)
 
 Obj = Mapping[str, Any]
 _EVICTIONS = frozenset({Reason.PREEMPTED, Reason.EVICTED, Reason.NODE_LOST})
@@ -51,11 +61,11 @@ def _labels(pod: Obj) -> Mapping[str, str]:
 
 
 def _role(pod: Obj) -> str:
-    return str(_labels(pod).get("spark-role", ""))
+    return str(_labels(pod).get(ROLE_LABEL, ""))
 
 
 def _app_id(pod: Obj) -> str:
-    return str(_labels(pod).get("spark-app-selector", ""))
+    return str(_labels(pod).get(APP_SELECTOR_LABEL, ""))
 
 
 @dataclass(frozen=True)
@@ -80,16 +90,16 @@ class DriverView:
 
     @property
     def phase(self) -> str:
-        return str(self.status.get("phase") or "Pending")
+        return str(self.status.get("phase") or POD_PENDING)
 
     @property
     def finished(self) -> bool:
         """The pod's containers stopped (or the pod is gone): nothing left to stop."""
-        return self.pod is None or self.deleted or self.phase in ("Succeeded", "Failed")
+        return self.pod is None or self.deleted or self.phase in POD_ENDED
 
     @property
     def started(self) -> bool:
-        return self.exists and self.phase == "Running"
+        return self.exists and self.phase == POD_RUNNING
 
     @property
     def ready(self) -> bool:
@@ -100,17 +110,17 @@ class DriverView:
         """The stopping state the driver's end implies, with a message, or None if it runs."""
         if self.pod is None:
             return None
-        if not self.deleted and self.phase not in ("Succeeded", "Failed"):
+        if not self.deleted and self.phase not in POD_ENDED:
             state = classify_driver_pod(self.pod)
             if state.reason in _EVICTIONS:  # disrupted, deletion pending
                 return AppStateSummary.DRIVER_EVICTED, state.message or str(state.reason)
             return None
         state = classify_driver_pod(self.pod)
-        if self.phase == "Succeeded" or state.phase is AppPhase.SUCCEEDED:
+        if self.phase == POD_SUCCEEDED or state.phase is AppPhase.SUCCEEDED:
             return AppStateSummary.SUCCEEDED, "Driver completed successfully"
         if state.reason in _EVICTIONS:
             return AppStateSummary.DRIVER_EVICTED, state.message or str(state.reason)
-        if self.deleted and self.phase not in ("Succeeded", "Failed"):
+        if self.deleted and self.phase not in POD_ENDED:
             return AppStateSummary.FAILED, "Driver pod was deleted before it finished"
         detail = f" ({state.reason}: {bounded(state.message)})" if state.reason else ""
         return AppStateSummary.FAILED, f"Driver failed{detail}".rstrip()
@@ -156,10 +166,10 @@ def reported_status(pod: Obj) -> dict[str, Any]:
 def driver_view(observed: Observed, app_id: str) -> DriverView:
     """The driver of the attempt whose app ID is ``app_id`` (live pods win over tombstones)."""
     for pod in observed.pods:
-        if _role(pod) == "driver" and _app_id(pod) == app_id:
+        if _role(pod) == DRIVER_ROLE and _app_id(pod) == app_id:
             return DriverView(pod)
     for pod in observed.tombstones:
-        if _role(pod) == "driver" and _app_id(pod) == app_id:
+        if _role(pod) == DRIVER_ROLE and _app_id(pod) == app_id:
             return DriverView(pod, deleted=True)
     return DriverView(None)
 
@@ -169,7 +179,7 @@ def ready_executors(observed: Observed, app_id: str, driver: DriverView) -> int:
     driver_uid = ((driver.pod or {}).get("metadata") or {}).get("uid")
     count = 0
     for pod in observed.pods:
-        if _role(pod) != "executor" or _app_id(pod) != app_id:
+        if _role(pod) != EXECUTOR_ROLE or _app_id(pod) != app_id:
             continue
         meta = pod.get("metadata") or {}
         owners = {r.get("uid") for r in meta.get("ownerReferences") or []}
@@ -179,7 +189,7 @@ def ready_executors(observed: Observed, app_id: str, driver: DriverView) -> int:
             continue
         ready = condition(pod, "Ready")
         phase = (pod.get("status") or {}).get("phase")
-        if phase == "Running" and ready and ready.get("status") == "True":
+        if phase == POD_RUNNING and ready and ready.get("status") == "True":
             count += 1
     return count
 

@@ -22,7 +22,6 @@ from typing import Any
 import pydantic
 
 from sparkplane.errors import ValidationError
-from sparkplane.model.pods import parse_time
 from sparkplane.operator.core import bounds
 from sparkplane.operator.core import states as st
 from sparkplane.operator.core.decision import (
@@ -38,6 +37,7 @@ from sparkplane.operator.core.naming import attempt_app_id, attempt_of
 from sparkplane.operator.core.observe import DriverView, Observed, driver_view, ready_executors
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.spec.tolerations import ApplicationTolerations
+from sparkplane.vocab import APACHE_API_VERSION, SPARK_APPLICATION, parse_time
 
 A = st.AppStateSummary
 Obj = dict[str, Any]
@@ -467,8 +467,8 @@ def _terminated(p: _Pass, state: A) -> None:
         if remaining <= 0:
             p.actions.append(
                 DeleteCustomResource(
-                    str(p.cr.get("apiVersion", "spark.apache.org/v1")),
-                    str(p.cr.get("kind", "SparkApplication")),
+                    str(p.cr.get("apiVersion", APACHE_API_VERSION)),
+                    str(p.cr.get("kind", SPARK_APPLICATION)),
                     p.namespace,
                     str(meta.get("name")),
                     str(meta.get("uid", "")),

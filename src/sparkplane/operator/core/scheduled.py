@@ -45,12 +45,18 @@ from sparkplane.operator.core.scheduled_spec import (
     every,
 )
 from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.core.states import AppStateSummary as A
+from sparkplane.vocab import (
+    APACHE_API_VERSION,
+    SCHEDULED_AT_ANNOTATION,
+    SCHEDULED_BY_LABEL,
+    SPARK_APPLICATION,
+    format_time,
+    parse_time,
+)
 
 Obj = dict[str, Any]
-SCHEDULE_LABEL = "sparkplane.io/scheduled-by"
-SCHEDULED_AT = "sparkplane.io/scheduled-at"
-FINISHED = frozenset({"ResourceReleased", "TerminatedWithoutReleaseResources"})
-APP_API = "spark.apache.org/v1"
+FINISHED = frozenset({A.RESOURCE_RELEASED, A.TERMINATED_WITHOUT_RELEASE_RESOURCES})
 
 
 @dataclass(frozen=True)
@@ -67,15 +73,7 @@ class Run:
 
     @property
     def succeeded(self) -> bool:
-        return self.finished and "Succeeded" in self.states
-
-
-def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
-def format_time(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self.finished and A.SUCCEEDED in self.states
 
 
 def next_after(spec: ScheduledSparkApplicationSpec, after: datetime, origin: datetime) -> datetime:
@@ -110,12 +108,12 @@ def run_name(schedule_name: str, at: datetime) -> str:
 def build_run(cr: Mapping[str, Any], spec: ScheduledSparkApplicationSpec, at: datetime) -> Obj:
     """The SparkApplication of the run scheduled at ``at``."""
     meta = cr["metadata"]
-    labels = {**spec.run_metadata.labels, SCHEDULE_LABEL: str(meta["name"])}
-    annotations = {**spec.run_metadata.annotations, SCHEDULED_AT: format_time(at)}
+    labels = {**spec.run_metadata.labels, SCHEDULED_BY_LABEL: str(meta["name"])}
+    annotations = {**spec.run_metadata.annotations, SCHEDULED_AT_ANNOTATION: format_time(at)}
     template = (cr.get("spec") or {}).get("template") or {}
     return {
-        "apiVersion": APP_API,
-        "kind": "SparkApplication",
+        "apiVersion": APACHE_API_VERSION,
+        "kind": SPARK_APPLICATION,
         "metadata": {
             "name": run_name(str(meta["name"]), at),
             "namespace": meta.get("namespace") or "default",
@@ -166,8 +164,8 @@ def decide_schedule(
     too_often = bounds.schedule_problem(spec.schedule, spec.time_zone, interval, limits or Limits())
     if too_often:
         return _refused(old, too_often, now)
-    created = parse_time(str(meta.get("creationTimestamp") or format_time(now)))
-    since = parse_time(status["lastRun"]) if status.get("lastRun") else created
+    created = parse_time(meta.get("creationTimestamp") or format_time(now)) or now
+    since = parse_time(status.get("lastRun")) or created
     live = list(runs)
     newest = max(live, key=lambda r: r.scheduled, default=None)
     transitions: list[Transition] = []
@@ -191,7 +189,7 @@ def decide_schedule(
             transitions.append(Transition(None, "RunSkipped", f"{name}: earlier run active", now))
         else:
             if active and spec.concurrency_policy is ConcurrencyPolicy.REPLACE:
-                refs = tuple((APP_API, "SparkApplication", r.name) for r in active)
+                refs = tuple((APACHE_API_VERSION, SPARK_APPLICATION, r.name) for r in active)
                 actions.append(DeleteResources(namespace, refs))
                 live = [r for r in live if r.finished]
                 transitions.append(
@@ -202,7 +200,7 @@ def decide_schedule(
     failed = [r for r in live if r.finished and not r.succeeded]
     kept_bad, old_bad = _trim(failed, spec.failed_run_history_limit)
     if old_ok or old_bad:
-        refs = tuple((APP_API, "SparkApplication", r.name) for r in (*old_ok, *old_bad))
+        refs = tuple((APACHE_API_VERSION, SPARK_APPLICATION, r.name) for r in (*old_ok, *old_bad))
         actions.append(DeleteResources(namespace, refs))
     nxt = next_after(spec, max(now, since), created)
     if any(isinstance(a, CreateResources) for a in actions):

@@ -24,10 +24,12 @@ from pydantic import Field, field_validator
 
 from sparkplane.spec.models import SparkApplicationSpec
 from sparkplane.spec.tolerations import SpecModel
+from sparkplane.vocab import SCHEDULED_SPARK_APPLICATION, SPARKPLANE_GROUP
 
-GROUP = "sparkplane.io"
+GROUP = SPARKPLANE_GROUP
 VERSION = "v1alpha1"
-KIND = "ScheduledSparkApplication"
+KIND = SCHEDULED_SPARK_APPLICATION
+API_VERSION = f"{GROUP}/{VERSION}"
 _EVERY = re.compile(r"^@every\s+((?:\d+(?:\.\d+)?(?:h|m|s|ms))+)$")
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}

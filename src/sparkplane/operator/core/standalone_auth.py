@@ -31,14 +31,15 @@ import copy
 import secrets
 from typing import Any
 
-from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, label_value
+from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL
+from sparkplane.vocab import SPARK_CLUSTER_CLIENT_LABEL, label_value
 
 Obj = dict[str, Any]
 ENV = "_SPARK_AUTH_SECRET"  # what Spark's SecurityManager reads (ENV_AUTH_SECRET)
 KEY = "secret"
 AUTH_CONF = "spark.authenticate"
 SECRET_CONF = "spark.authenticate.secret"
-CLIENT_LABEL = "sparkplane.io/spark-cluster"
+CLIENT_LABEL = SPARK_CLUSTER_CLIENT_LABEL  # on the pods the cluster's NetworkPolicy admits
 MASTER_SUFFIX = "-master-svc"
 
 

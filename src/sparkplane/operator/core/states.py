@@ -18,11 +18,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from sparkplane.errors import SparkplaneError
+from sparkplane.vocab import SPARK_APPLICATION, SPARK_CLUSTER, format_instant
 
 
 class AppStateSummary(StrEnum):
@@ -251,10 +252,10 @@ class StateMachine(Generic[S]):
 
 
 APP_MACHINE: StateMachine[AppStateSummary] = StateMachine(
-    "SparkApplication", A.SUBMITTED, APP_EDGES, APP_DESCRIPTIONS, APP_TERMINATED
+    SPARK_APPLICATION, A.SUBMITTED, APP_EDGES, APP_DESCRIPTIONS, APP_TERMINATED
 )
 CLUSTER_MACHINE: StateMachine[ClusterStateSummary] = StateMachine(
-    "SparkCluster", C.SUBMITTED, CLUSTER_EDGES, CLUSTER_DESCRIPTIONS, CLUSTER_TERMINATED
+    SPARK_CLUSTER, C.SUBMITTED, CLUSTER_EDGES, CLUSTER_DESCRIPTIONS, CLUSTER_TERMINATED
 )
 
 
@@ -409,17 +410,12 @@ def _entry(
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "currentStateSummary": state.value,
-        "lastTransitionTime": format_time(now),
+        "lastTransitionTime": format_instant(now),
         "message": message,
     }
     if driver_status is not None:
         entry["lastObservedDriverStatus"] = copy.deepcopy(dict(driver_status))
     return entry
-
-
-def format_time(value: datetime) -> str:
-    """An aware datetime as a Java ``Instant`` string in UTC (``2025-03-01T10:00:00Z``)."""
-    return value.astimezone(UTC).isoformat().removesuffix("+00:00") + "Z"
 
 
 def _next_key(history: Mapping[str, Any]) -> int:

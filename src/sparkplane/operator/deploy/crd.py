@@ -21,9 +21,10 @@ from sparkplane.operator.core import scheduled_spec as sched
 from sparkplane.operator.core.cluster_spec import SparkClusterSpec
 from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
 from sparkplane.spec.models import SparkApplicationSpec
+from sparkplane.vocab import APACHE_GROUP, APACHE_VERSION, SPARK_APPLICATION, SPARK_CLUSTER
 
-GROUP = "spark.apache.org"
-STORAGE_VERSION = "v1"
+GROUP = APACHE_GROUP
+STORAGE_VERSION = APACHE_VERSION
 VERSIONS = ("v1", "v1beta1", "v1alpha1")
 Obj = dict[str, Any]
 _DROP = ("title", "default", "examples")
@@ -160,14 +161,14 @@ def application_crd() -> Obj:
         _AGE,
     ]
     spec = spec_schema(SparkApplicationSpec, required=("runtimeVersions",))
-    return _crd("SparkApplication", "sparkapplications", "sparkapp", spec, columns)
+    return _crd(SPARK_APPLICATION, "sparkapplications", "sparkapp", spec, columns)
 
 
 def cluster_crd() -> Obj:
     """The SparkCluster CRD."""
     columns: list[Obj] = [{"name": "Current State", "type": "string", "jsonPath": _STATE}, _AGE]
     return _crd(
-        "SparkCluster", "sparkclusters", "sparkcluster", spec_schema(SparkClusterSpec), columns
+        SPARK_CLUSTER, "sparkclusters", "sparkcluster", spec_schema(SparkClusterSpec), columns
     )
 
 

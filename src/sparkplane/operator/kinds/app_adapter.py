@@ -34,9 +34,10 @@ from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.kinds.adapter import Key, Watch
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
+from sparkplane.vocab import APACHE_API_VERSION, DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION
 
 Obj = dict[str, Any]
-APP = "SparkApplication"
+APP = SPARK_APPLICATION
 TOMBSTONE_SECONDS = 600.0
 
 
@@ -71,7 +72,7 @@ class AppAdapter:
     """SparkApplications: pods in, :func:`decide` out."""
 
     kind = APP
-    api_version = "spark.apache.org/v1"
+    api_version = APACHE_API_VERSION
 
     def __init__(
         self,
@@ -116,7 +117,7 @@ class AppAdapter:
         if app is None:
             return ()
         key = (namespace, app)
-        driver = (meta.get("labels") or {}).get("spark-role") == "driver"
+        driver = (meta.get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
         with self._lock:
             bucket = self._pods.setdefault(key, {})
             graves = self._tombstones.setdefault(key, {})

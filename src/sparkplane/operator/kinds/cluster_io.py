@@ -24,16 +24,17 @@ from sparkplane.operator.core.decision import Decision
 from sparkplane.operator.core.naming import CLUSTER_NAME_LABEL, OPERATOR_NAME_LABEL
 from sparkplane.operator.core.settings import Limits
 from sparkplane.operator.kinds.adapter import Key, Watch
+from sparkplane.vocab import APACHE_API_VERSION, SPARK_CLUSTER
 
 Obj = dict[str, Any]
-CLUSTER = "SparkCluster"
+CLUSTER = SPARK_CLUSTER
 
 
 class ClusterAdapter:
     """SparkClusters: StatefulSets in, :func:`decide_cluster` out."""
 
     kind = CLUSTER
-    api_version = "spark.apache.org/v1"
+    api_version = APACHE_API_VERSION
 
     def __init__(
         self,

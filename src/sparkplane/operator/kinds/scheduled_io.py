@@ -23,17 +23,17 @@ from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.operator.core import states as st
 from sparkplane.operator.core.decision import CreateResources, Decision
-from sparkplane.operator.core.scheduled import (
-    APP_API,
-    SCHEDULE_LABEL,
-    SCHEDULED_AT,
-    Run,
-    decide_schedule,
-    parse_time,
-)
-from sparkplane.operator.core.scheduled_spec import GROUP, KIND, VERSION
+from sparkplane.operator.core.scheduled import Run, decide_schedule
+from sparkplane.operator.core.scheduled_spec import API_VERSION, KIND
 from sparkplane.operator.core.settings import Limits
 from sparkplane.operator.kinds.adapter import Key, Watch
+from sparkplane.vocab import (
+    APACHE_API_VERSION,
+    SCHEDULED_AT_ANNOTATION,
+    SCHEDULED_BY_LABEL,
+    SPARK_APPLICATION,
+    parse_time,
+)
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -42,7 +42,7 @@ Obj = dict[str, Any]
 def served(kube: Kube) -> bool:
     """Whether the API server serves the kind (False, with a warning, for older CRDs)."""
     try:
-        kube.resource(f"{GROUP}/{VERSION}", KIND)
+        kube.resource(API_VERSION, KIND)
     except KubeError as exc:
         if exc.code != 404:
             raise
@@ -57,14 +57,18 @@ def runs_of(schedule: Obj, apps: Iterable[Obj]) -> list[Run]:
     found = []
     for app in apps:
         app_meta = app.get("metadata") or {}
-        if (app_meta.get("labels") or {}).get(SCHEDULE_LABEL) != meta["name"]:
+        if (app_meta.get("labels") or {}).get(SCHEDULED_BY_LABEL) != meta["name"]:
             continue
         if meta.get("uid") not in {r.get("uid") for r in app_meta.get("ownerReferences") or []}:
             continue
         annotations = app_meta.get("annotations") or {}
-        at = annotations.get(SCHEDULED_AT) or app_meta.get("creationTimestamp")
+        at = parse_time(annotations.get(SCHEDULED_AT_ANNOTATION)) or parse_time(
+            app_meta.get("creationTimestamp")
+        )
+        if at is None:  # neither time readable: not a run this schedule can place
+            continue
         states = tuple(st.history_states(app.get("status") or {}))
-        found.append(Run(str(app_meta["name"]), parse_time(str(at)), states))
+        found.append(Run(str(app_meta["name"]), at, states))
     return found
 
 
@@ -72,7 +76,7 @@ class ScheduleAdapter:
     """ScheduledSparkApplications: their runs in, :func:`decide_schedule` out."""
 
     kind = KIND
-    api_version = f"{GROUP}/{VERSION}"
+    api_version = API_VERSION
 
     def __init__(self, clock: Callable[[], datetime], limits: Limits | None = None) -> None:
         self.clock = clock
@@ -81,11 +85,11 @@ class ScheduleAdapter:
         self._runs: dict[tuple[str, str], dict[str, Obj]] = {}
 
     def watches(self) -> Sequence[Watch]:
-        return (Watch(APP_API, "SparkApplication", SCHEDULE_LABEL, self._on_run),)
+        return (Watch(APACHE_API_VERSION, SPARK_APPLICATION, SCHEDULED_BY_LABEL, self._on_run),)
 
     def _on_run(self, event: str, obj: Obj) -> Iterable[Key]:
         meta = obj.get("metadata") or {}
-        owner = (meta.get("labels") or {}).get(SCHEDULE_LABEL)
+        owner = (meta.get("labels") or {}).get(SCHEDULED_BY_LABEL)
         if not owner:
             return ()
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))

@@ -36,7 +36,6 @@ from sparkplane.errors import (
 )
 from sparkplane.history.logs import archive_refs
 from sparkplane.kube import Kube
-from sparkplane.model.pods import format_time
 from sparkplane.operator.core.decision import (
     Action,
     CreateResources,
@@ -45,6 +44,7 @@ from sparkplane.operator.core.decision import (
     Transition,
 )
 from sparkplane.security import podpolicy
+from sparkplane.vocab import APP_SELECTOR_LABEL, controller_of, format_instant
 
 log = logging.getLogger(__name__)
 _REJECTED_CODES = frozenset({400, 403, 404, 422})
@@ -58,21 +58,15 @@ class DriverNameTaken(KubeError):
     """A driver pod with this attempt's name exists but belongs to something else (retry later)."""
 
 
-def _controller_ref(obj: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """``obj``'s ownerReference with ``controller: true``, if any."""
-    refs = ((obj or {}).get("metadata") or {}).get("ownerReferences") or []
-    return next((ref for ref in refs if ref.get("controller")), None)
-
-
 def controller_uid(obj: Mapping[str, Any] | None) -> str | None:
     """The uid of ``obj``'s controller (its ownerReference with ``controller: true``)."""
-    ref = _controller_ref(obj)
+    ref = controller_of(obj or {})
     return (str(ref.get("uid") or "") or None) if ref is not None else None
 
 
 def _same_name_earlier_owner(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     """``found``'s controller has the kind and name of ``wanted``'s (but another uid)."""
-    mine, theirs = _controller_ref(wanted), _controller_ref(found)
+    mine, theirs = controller_of(wanted), controller_of(found)
     return (
         mine is not None
         and theirs is not None
@@ -197,7 +191,7 @@ def _check_same_attempt(kube: Kube, obj: Mapping[str, Any], action: CreateResour
     labels = (found.get("metadata") or {}).get("labels") or {}
     owners = {r.get("uid") for r in (found.get("metadata") or {}).get("ownerReferences") or []}
     wanted = {r.get("uid") for r in obj["metadata"].get("ownerReferences") or []}
-    if labels.get("spark-app-selector") != action.app_id or not owners & wanted:
+    if labels.get(APP_SELECTOR_LABEL) != action.app_id or not owners & wanted:
         raise DriverNameTaken(
             f"Pod {action.namespace}/{name} exists and belongs to another application or attempt"
         )
@@ -267,7 +261,7 @@ def event_for(
 ) -> dict[str, Any]:
     """A core/v1 Event about ``obj`` recording ``transition``."""
     meta = obj["metadata"]
-    when = format_time(transition.at)
+    when = format_instant(transition.at)
     return {
         "apiVersion": "v1",
         "kind": "Event",

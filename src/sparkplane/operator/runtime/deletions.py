@@ -34,6 +34,7 @@ from sparkplane.history import server_kube as history_kube
 from sparkplane.history.logs import app_name_of, archive_driver, archived_meta, prune
 from sparkplane.history.stores import open_store
 from sparkplane.kube import Kube
+from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, now_text
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -44,9 +45,11 @@ _REMEMBERED = 10_000
 def deleted_driver(event: str, pod: Obj) -> bool:
     """Whether an informer event shows a driver pod being deleted (grace period running)."""
     meta = pod.get("metadata") or {}
-    role = (meta.get("labels") or {}).get("spark-role")
+    role = (meta.get("labels") or {}).get(ROLE_LABEL)
     return (
-        event in ("ADDED", "MODIFIED") and role == "driver" and bool(meta.get("deletionTimestamp"))
+        event in ("ADDED", "MODIFIED")
+        and role == DRIVER_ROLE
+        and bool(meta.get("deletionTimestamp"))
     )
 
 
@@ -161,7 +164,7 @@ def warn_shared(
 
 
 def _shared_event(namespace: str, message: str) -> Obj:
-    when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = now_text()
     return {
         "apiVersion": "v1",
         "kind": "Event",

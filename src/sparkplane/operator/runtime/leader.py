@@ -35,14 +35,10 @@ from typing import Any
 
 from sparkplane.errors import AlreadyExistsError, ConflictError, KubeError
 from sparkplane.kube import Kube
+from sparkplane.vocab import format_micro_time
 
 log = logging.getLogger(__name__)
 LEASE = "coordination.k8s.io/v1"
-
-
-def micro_time(value: datetime) -> str:
-    """A Kubernetes MicroTime (``2025-01-01T10:00:00.000000Z``)."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def record_of(lease: Mapping[str, Any] | None) -> tuple[Any, ...]:
@@ -142,7 +138,7 @@ class LeaderElector:
         if not can_acquire(lease, self.identity, now - self._seen_at):
             return False
         sent = self.clock()
-        stamp = micro_time(datetime.now(UTC))
+        stamp = format_micro_time(datetime.now(UTC))
         spec: dict[str, Any] = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": max(int(self.lease_seconds), 1),

@@ -43,6 +43,7 @@ from sparkplane.operator.runtime.fencing import FencedKube
 from sparkplane.operator.runtime.leader import LeaderElector
 from sparkplane.operator.runtime.metrics import OperatorMetrics
 from sparkplane.operator.runtime.workqueue import WorkQueue
+from sparkplane.vocab import SPARK_APPLICATION, SPARK_CLUSTER
 
 log = logging.getLogger(__name__)
 Key = loop.Key
@@ -130,8 +131,8 @@ class Operator:
         self._stopping = threading.Event()
         self._leading = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.metrics.watch_states("applications", lambda: self.cached("SparkApplication"))
-        self.metrics.watch_states("clusters", lambda: self.cached("SparkCluster"))
+        self.metrics.watch_states("applications", lambda: self.cached(SPARK_APPLICATION))
+        self.metrics.watch_states("clusters", lambda: self.cached(SPARK_CLUSTER))
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self, *, wait_synced: float = 30.0) -> Operator:

@@ -23,23 +23,29 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sparkplane.errors import ConflictError, NotFoundError
-from sparkplane.model.pods import parse_time
 from sparkplane.operator.core import states as st
 from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL, attempt_app_id, attempt_of
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    DRIVER_ROLE,
+    ROLE_LABEL,
+    SPARK_APPLICATION,
+    controller_of,
+    parse_time,
+)
 
 if TYPE_CHECKING:
     from sparkplane.operator.runtime.runner import Operator
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
-APP = "SparkApplication"
+APP = SPARK_APPLICATION
 
 
 def _owner(obj: Obj) -> dict[str, Any] | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("kind") == APP and ref.get("controller"):
-            return dict(ref)
-    return None
+    """``obj``'s controller reference when its controller is a SparkApplication."""
+    ref = controller_of(obj)
+    return dict(ref) if ref is not None and ref.get("kind") == APP else None
 
 
 def leftovers(
@@ -61,7 +67,7 @@ def leftovers(
             continue
         status = cr.get("status") or {}
         current = attempt_app_id(str(cr["metadata"]["name"]), namespace, attempt_of(status))
-        selector = (meta.get("labels") or {}).get("spark-app-selector")
+        selector = (meta.get("labels") or {}).get(APP_SELECTOR_LABEL)
         if st.current_summary(status) == st.AppStateSummary.RESOURCE_RELEASED or (
             selector and selector != current
         ):
@@ -91,7 +97,7 @@ def sweep(op: Operator, min_age: float) -> int:
     found += [
         {**p, "apiVersion": "v1", "kind": "Pod"}
         for p in pods
-        if (p["metadata"].get("labels") or {}).get("spark-role") == "driver"
+        if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
     ]
 
     def app_of(namespace: str, name: str) -> Obj | None:
