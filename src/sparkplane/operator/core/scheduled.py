@@ -16,7 +16,8 @@ via ``croniter``; ``@every`` intervals count from the resource's creation) and
   ``Replace`` deletes the unfinished runs and creates it.
 * A run is the ``spark.apache.org/v1`` SparkApplication ``<name>-<unix seconds of the schedule
   time>`` (deterministic, so a repeated reconcile never makes two) with ``template`` as spec,
-  the ``runMetadata``, the labels :data:`SCHEDULE_LABEL` and an ownerReference to the schedule.
+  the ``runMetadata``, the label ``sparkplane.io/scheduled-by``
+  (:data:`~sparkplane.vocab.SCHEDULED_BY_LABEL`) and an ownerReference to the schedule.
 * Finished runs beyond ``successfulRunHistoryLimit`` / ``failedRunHistoryLimit`` (oldest first)
   are deleted. ``status`` as Kubeflow's: ``scheduleState``, ``reason``, ``lastRun``,
   ``lastRunName``, ``nextRun``, ``pastSuccessfulRunNames``, ``pastFailedRunNames``.
