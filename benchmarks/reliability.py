@@ -40,10 +40,10 @@ from tests.hostile_inputs import PI, ROOT, Hostile, build
 from sparkplane import yamlio
 from sparkplane.errors import ValidationError
 from sparkplane.kube import Kube, connect
-from sparkplane.model.apps import SUBMISSION_LABEL
 from sparkplane.model.halfmade import dependents_of, owned_by
 from sparkplane.spec import load_manifest, validate
 from sparkplane.usecases.gc import collect_garbage
+from sparkplane.vocab import SUBMISSION_LABEL
 
 KINDS = (("v1", "Pod"), ("v1", "ConfigMap"), ("v1", "Service"), ("networking.k8s.io/v1", "Ingress"))
 

@@ -12,6 +12,7 @@ preempted app stays visible after its driver is gone, naming the preemptor pod.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -306,3 +307,44 @@ def test_preempted_app_stays_visible_after_its_driver_is_gone(
     wide = run(kubeconfig, "get", "apps", "-n", namespace, "-o", "wide").stdout
     assert f"{namespace}/{urgent.driver_pod}" in wide
     run(kubeconfig, "wait", victim.name, "-n", namespace, "--timeout", "10", check=1)
+
+
+def test_render_dry_run_and_submit_resolve_the_spec_alike(
+    sp: SparkPlane, kube: Kube, kubeconfig: Path, namespace: str
+):
+    """One resolve step: the namespace's event-log defaults (its ``sparkplane-history``
+    ConfigMap) reach ``render``, ``submit --dry-run`` and ``submit``, in every mode."""
+    from sparkplane.history import server as history
+
+    store = history.EventLogStore(log_dir="file:/tmp/events", host_path=None, default=True)
+    kube.apply(history.to_configmap(namespace, store))
+    wanted = history.event_log_conf(store)
+    pi = str(ROOT / "examples" / "spark-pi.yaml")
+
+    def conf_of(objects: list[dict]) -> dict[str, str]:
+        for obj in objects:
+            if obj["kind"] == "ConfigMap" and "spark.properties" in obj.get("data", {}):
+                text = obj["data"]["spark.properties"].replace("\\:", ":").replace("\\=", "=")
+                return dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
+            if obj["kind"] == "SparkApplication":
+                return dict(obj["spec"].get("sparkConf") or {})
+        raise AssertionError("no Spark conf in the rendered objects")
+
+    def subset(conf: dict[str, str]) -> dict[str, str | None]:
+        return {k: conf.get(k) for k in wanted}
+
+    for mode in ("native", "operator"):
+        assert subset(conf_of(sp.render(_spec(namespace), mode=mode))) == wanted, mode
+        for argv in (["render"], ["submit", "--dry-run"]):
+            out = run(kubeconfig, *argv, "-f", pi, "-n", namespace, "--mode", mode, "-o", "json")
+            printed = json.loads(out.stdout)
+            objects = printed["items"] if printed.get("kind") == "List" else [printed]
+            assert subset(conf_of(objects)) == wanted, (mode, argv)
+    submitted = sp.submit(_spec(namespace, run_for="1s"))
+    pod = kube.get("v1", "Pod", submitted.driver_pod, namespace)
+    conf_map = next(
+        v["configMap"]["name"]
+        for v in pod["spec"]["volumes"]
+        if v.get("configMap", {}).get("name", "").endswith("-conf-map")
+    )
+    assert subset(conf_of([kube.get("v1", "ConfigMap", conf_map, namespace)])) == wanted

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from sparkplane.kube import Kube
-from sparkplane.model.apps import SUBMISSION_LABEL
-from sparkplane.model.halfmade import COMPLETE_KEY, DEPENDENTS_KEY, dependents_of, owned_by
+from sparkplane.model.halfmade import dependents_of, owned_by
 from sparkplane.usecases.gc import collect_garbage
+from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, SUBMISSION_LABEL
 from tests import crashing_cli
 from tests.hostile_inputs import PI
 from tests.integration.helpers import pod, wait_for
@@ -137,8 +137,8 @@ def test_gc_removes_half_made_drivers_after_the_grace_period(
     assert shown.returncode == 0 and len(rows) == 2 and not any(r["delete"] for r in rows)
     [half] = drivers(kube, namespace, "half")  # before gc: once deleted it may be gone at once
     [whole] = drivers(kube, namespace, "whole")  # the submitter recorded its last dependent
-    assert whole["metadata"]["annotations"].get(COMPLETE_KEY)
-    assert COMPLETE_KEY not in half["metadata"]["annotations"]
+    assert whole["metadata"]["annotations"].get(DEPENDENTS_CREATED_KEY)
+    assert DEPENDENTS_CREATED_KEY not in half["metadata"]["annotations"]
     decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
     deleted = {d.name: d.reason for d in decisions if d.delete}
     assert list(deleted) == [half["metadata"]["name"]]

@@ -28,12 +28,12 @@ import yaml
 
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
-from sparkplane.model.halfmade import COMPLETE_KEY
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.kube_owner import kube_token_reviewer, pod_owner_checker
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
+from sparkplane.vocab import DEPENDENTS_CREATED_KEY
 from tests import crashing_cli
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover, spark_app, wait_state
@@ -228,7 +228,7 @@ def test_gc_set_applies_and_its_rbac_deletes_expired_and_half_made_apps_only(
     assert submit("half", "10m", kill_after="owner") == -signal.SIGKILL
     for sid in ("expired", "ended"):
         [driver] = drivers(kube, ns, sid)
-        assert driver["metadata"]["annotations"].get(COMPLETE_KEY), sid
+        assert driver["metadata"]["annotations"].get(DEPENDENTS_CREATED_KEY), sid
         wait_for(
             lambda s=sid: (
                 (drivers(kube, ns, s) or [{}])[0].get("status", {}).get("phase") == "Succeeded"
@@ -237,7 +237,7 @@ def test_gc_set_applies_and_its_rbac_deletes_expired_and_half_made_apps_only(
             what=f"{sid} Succeeded",
         )
     [half] = drivers(kube, ns, "half")
-    assert COMPLETE_KEY not in (half["metadata"].get("annotations") or {})
+    assert DEPENDENTS_CREATED_KEY not in (half["metadata"].get("annotations") or {})
     [ended] = drivers(kube, ns, "ended")
     for svc in kube.list("v1", "Service", ns):  # what spark.kubernetes.driver.service.
         if (

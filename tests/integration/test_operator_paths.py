@@ -13,10 +13,10 @@ import pytest
 
 from sparkplane.kube import Kube
 from sparkplane.model import AppPhase, Reason, classify_apache_cr
-from sparkplane.model.pods import parse_time
 from sparkplane.operator.core.states import history_states
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
+from sparkplane.vocab import parse_time
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import (
     API,

@@ -24,7 +24,6 @@ import yaml
 from sparkplane.devcluster import DevCluster
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
-from sparkplane.model.halfmade import COMPLETE_KEY, DEPENDENTS_KEY
 from sparkplane.model.pods import finished_at
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
@@ -33,6 +32,7 @@ from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane.version import SPARKPLANE_IMAGE
+from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover
 from tests.realnode.conftest import SERVICE_ACCOUNT
@@ -279,7 +279,7 @@ def test_a_sparkpi_that_ended_normally_survives_gc_until_its_ttl(
         r[2] for r in json.loads(driver["metadata"]["annotations"][DEPENDENTS_KEY])
         if r[1] == "Service"
     ]  # fmt: skip
-    assert announced and driver["metadata"]["annotations"].get(COMPLETE_KEY)
+    assert announced and driver["metadata"]["annotations"].get(DEPENDENTS_CREATED_KEY)
     selector = f"spark-app-selector={app_id}"
     wait_for(  # what spark.kubernetes.driver.service.deleteOnTermination (default) does
         lambda: not kube.list("v1", "Service", namespace, label_selector=selector),

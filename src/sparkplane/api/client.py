@@ -144,8 +144,7 @@ class SparkPlane(AppOperations):
 
         src = source if isinstance(source, Source) else self.source(source)
         opts = _options(options)
-        server = self._kube.api.configuration.host if self._kube is not None else None
-        return submission.render_source(src, Mode(mode), opts, server)
+        return submission.render_source(src, Mode(mode), opts, self._kube)
 
     def submit(
         self,

@@ -22,12 +22,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from sparkplane.vocab import RETENTION_KEY
+
 DRIVER_CAP = 8 * 1024 * 1024
 EXECUTOR_CAP = 1024 * 1024
 EXECUTOR_TAIL_LINES = 2000
 APP_CAP = 32 * 1024 * 1024
 DEFAULT_RETENTION = timedelta(days=7)
-RETENTION_KEY = "sparkplane.io/log-retention-seconds"
 META = "meta.json"
 _SAFE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 

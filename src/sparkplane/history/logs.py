@@ -23,10 +23,9 @@ from sparkplane.history.archive import ArchiveMeta, ArchiveStore
 from sparkplane.history.stores import open_store, reading_stores
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App, native_name
+from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_CONTAINER, EXECUTOR_CONTAINER, ROLE_LABEL
 
 log = logging.getLogger(__name__)
-DRIVER_CONTAINER = "spark-kubernetes-driver"
-EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 Obj = dict[str, Any]
 
 
@@ -69,7 +68,7 @@ def archive_driver(
         if store is None:
             return None
         pod = kube.get_or_none("v1", "Pod", driver_pod, namespace)
-        role = (pod or {}).get("metadata", {}).get("labels", {}).get("spark-role")
+        role = (pod or {}).get("metadata", {}).get("labels", {}).get(ROLE_LABEL)
         if pod is None or role != "driver" or not _started(pod):
             return None
         return _archive(kube, store, pod, name or app_name_of(pod), reason)
@@ -90,7 +89,7 @@ def _started(pod: Obj) -> bool:
 
 def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -> ArchiveMeta:
     meta, ns = pod["metadata"], pod["metadata"]["namespace"]
-    app_id = (meta.get("labels") or {}).get("spark-app-selector")
+    app_id = (meta.get("labels") or {}).get(APP_SELECTOR_LABEL)
     text, truncated = layout.cap_text(
         kube.logs(meta["name"], ns, container=_container(pod, DRIVER_CONTAINER)), layout.DRIVER_CAP
     )

@@ -22,12 +22,18 @@ from typing import Any
 
 from sparkplane.history import archive as layout
 from sparkplane.history.archive import ArchiveMeta
+from sparkplane.vocab import (
+    ARCHIVE_APP_ANNOTATION,
+    ARCHIVED_AT_ANNOTATION,
+    LOG_ARCHIVE_LABEL,
+    RETENTION_KEY,
+)
 
 BUDGET = 900 * 1024  # compressed logs per ConfigMap; the API server's limit is 1 MiB in all
 MAX_UNPACKED = 64 * 1024 * 1024  # a reader never inflates one file beyond this
-LABEL = "sparkplane.io/log-archive"
-APP_ANNOTATION = "sparkplane.io/app"
-ARCHIVED_ANNOTATION = "sparkplane.io/archived-at"
+LABEL = LOG_ARCHIVE_LABEL
+APP_ANNOTATION = ARCHIVE_APP_ANNOTATION
+ARCHIVED_ANNOTATION = ARCHIVED_AT_ANNOTATION
 PREFIX = "sparkplane-logs-"
 GZ = ".gz"
 DRIVER = "driver.log"
@@ -116,7 +122,7 @@ def configmap(namespace: str, app: str, files: dict[str, bytes], budget: int = B
             "annotations": {
                 APP_ANNOTATION: app,
                 ARCHIVED_ANNOTATION: meta.archived_at,
-                layout.RETENTION_KEY: str(meta.retain_seconds),
+                RETENTION_KEY: str(meta.retain_seconds),
             },
         },
         "data": {layout.META: meta.to_json().decode()},

@@ -11,7 +11,7 @@ A pre-resource carries the owner's name (annotation :data:`PENDING_OWNER_KEY`) u
 adopted; an object of that name found without it (someone else's) is never adopted: the
 submission fails on AlreadyExists. A process killed between the steps cannot roll back, so the
 owner carries the list of its dependents (annotation :data:`DEPENDENTS_KEY`) from the moment it
-exists, and once the last of them exists a merge patch records it (:data:`COMPLETE_KEY`,
+exists, and once the last of them exists a merge patch records it (:data:`DEPENDENTS_CREATED_KEY`,
 :func:`mark_complete`): a retry with the same names (:func:`resume_owned`) completes or removes
 the half-made unit, and ``sparkplane gc`` finds owners whose dependents never came, never
 mistaking the Services Spark deletes when it stops for ones that never came
@@ -38,14 +38,20 @@ from sparkplane.errors import (
 )
 from sparkplane.kube.client import Kube
 from sparkplane.model.halfmade import (
-    COMPLETE_KEY,
-    DEPENDENTS_KEY,
     dependents_of,
     marked_complete,
     owned_by,
 )
 from sparkplane.spec.limits import object_size_problems
-from sparkplane.vocab import PENDING_OWNER_KEY, POD_ENDED, describe, now_text, owner_reference
+from sparkplane.vocab import (
+    DEPENDENTS_CREATED_KEY,
+    DEPENDENTS_KEY,
+    PENDING_OWNER_KEY,
+    POD_ENDED,
+    describe,
+    now_text,
+    owner_reference,
+)
 
 Obj = dict[str, Any]
 _POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sparkplane-create")
@@ -168,7 +174,8 @@ def adopt(kube: Kube, objects: list[Obj], owner: Obj, namespace: str | None) -> 
 
 
 def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
-    """Record on ``owner`` that every dependent it announced exists (:data:`COMPLETE_KEY`, the
+    """Record on ``owner`` that every dependent it announced exists
+    (:data:`~sparkplane.vocab.DEPENDENTS_CREATED_KEY`, the
     time); returns the patched owner. Best effort: the unit is whole either way, so a refused
     patch (a client role without ``patch`` on pods) leaves ``owner`` unmarked, and gc then
     still never takes it once it has finished (:mod:`sparkplane.model.halfmade`)."""
@@ -179,7 +186,7 @@ def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
             owner["apiVersion"],
             owner["kind"],
             meta["name"],
-            {"metadata": {"annotations": {COMPLETE_KEY: stamp}}},
+            {"metadata": {"annotations": {DEPENDENTS_CREATED_KEY: stamp}}},
             meta.get("namespace") or namespace,
         )
     except KubeError:

@@ -8,19 +8,21 @@ custom resource of ``spark.apache.org`` (ours or Apache's operator) or ``sparkop
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sparkplane.model.phase import AppState, Event
+from sparkplane.vocab import (
+    APACHE_API_VERSION,
+    KUBEFLOW_API_VERSION,
+    ROLE_LABEL,
+)
 
 Obj = dict[str, Any]
 
-SUBMISSION_LABEL = "sparkplane.io/submission-id"
 MANAGED_BY = "app.kubernetes.io/managed-by"
-DRIVER_SELECTOR = "spark-role=driver"
 
 
 class Mode(StrEnum):
@@ -41,8 +43,8 @@ class Kind:
 
 KINDS: dict[Mode, Kind] = {
     Mode.NATIVE: Kind("v1", "Pod"),
-    Mode.APACHE: Kind("spark.apache.org/v1", "SparkApplication"),
-    Mode.KUBEFLOW: Kind("sparkoperator.k8s.io/v1beta2", "SparkApplication"),
+    Mode.APACHE: Kind(APACHE_API_VERSION, "SparkApplication"),
+    Mode.KUBEFLOW: Kind(KUBEFLOW_API_VERSION, "SparkApplication"),
 }
 
 
@@ -126,21 +128,6 @@ def driver_candidates(app_name: str) -> list[str]:
 def is_native_driver(pod: Obj) -> bool:
     """A driver pod submitted natively: not owned by a SparkApplication custom resource."""
     meta = pod.get("metadata", {})
-    if meta.get("labels", {}).get("spark-role") != "driver":
+    if meta.get("labels", {}).get(ROLE_LABEL) != "driver":
         return False
     return not any(ref.get("kind") == "SparkApplication" for ref in meta.get("ownerReferences", []))
-
-
-def submission_label(submission_id: str) -> str:
-    """A label value for a submission id (hashed when it is not a valid label value)."""
-    ok = len(submission_id) <= 63 and all(c.isalnum() or c in "-_." for c in submission_id)
-    if ok and submission_id[0].isalnum() and submission_id[-1].isalnum():
-        return submission_id
-    return "h-" + hashlib.sha256(submission_id.encode()).hexdigest()[:40]
-
-
-def parse_time(value: str | None) -> datetime | None:
-    """An RFC 3339 timestamp of the API (``...Z``) as an aware datetime."""
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sparkplane.model import classify_apache_cr, classify_kubeflow_cr, classify_native
-from sparkplane.model.apps import App, Mode, is_native_driver, native_name, parse_time
+from sparkplane.model.apps import App, Mode, is_native_driver, native_name
+from sparkplane.vocab import APP_SELECTOR_LABEL, KUBEFLOW_GROUP, ROLE_LABEL, parse_time
 
 Obj = dict[str, Any]
 
@@ -35,14 +36,14 @@ class Index:
         self.owned_drivers: dict[str, Obj] = {}
         for pod in pods:
             labels = _labels(pod)
-            role = labels.get("spark-role")
+            role = labels.get(ROLE_LABEL)
             if role == "driver":
                 self.drivers.append(pod)
                 for ref in _meta(pod).get("ownerReferences") or []:
                     if ref.get("kind") == "SparkApplication":
                         self.owned_drivers[ref["uid"]] = pod
-            elif role == "executor" and labels.get("spark-app-selector"):
-                key = (_meta(pod).get("namespace", ""), labels["spark-app-selector"])
+            elif role == "executor" and labels.get(APP_SELECTOR_LABEL):
+                key = (_meta(pod).get("namespace", ""), labels[APP_SELECTOR_LABEL])
                 self.executors[key].append(pod)
         self.events: dict[tuple[str, str], list[Obj]] = defaultdict(list)
         for event in events:
@@ -56,7 +57,7 @@ class Index:
     def executors_of(self, driver: Obj | None) -> list[Obj]:
         if driver is None:
             return []
-        app_id = _labels(driver).get("spark-app-selector")
+        app_id = _labels(driver).get(APP_SELECTOR_LABEL)
         return self.executors.get((_meta(driver).get("namespace", ""), app_id or ""), [])
 
     def events_of(self, namespace: str, name: str | None) -> list[Obj]:
@@ -74,7 +75,7 @@ def native_app(driver: Obj, index: Index) -> App:
         mode=Mode.NATIVE,
         owner=driver,
         state=state,
-        app_id=_labels(driver).get("spark-app-selector"),
+        app_id=_labels(driver).get(APP_SELECTOR_LABEL),
         driver_pod=name,
         created=parse_time(meta.get("creationTimestamp")),
     )
@@ -102,7 +103,7 @@ def cr_app(cr: Obj, index: Index) -> App:
     meta = _meta(cr)
     driver = index.owned_drivers.get(meta.get("uid", ""))
     execs = index.executors_of(driver)
-    if cr.get("apiVersion", "").startswith("sparkoperator.k8s.io"):
+    if cr.get("apiVersion", "").startswith(KUBEFLOW_GROUP):
         mode, state = Mode.KUBEFLOW, classify_kubeflow_cr(cr, executor_pods=execs)
         app_id = (cr.get("status") or {}).get("sparkApplicationId")
     else:
@@ -110,7 +111,7 @@ def cr_app(cr: Obj, index: Index) -> App:
         state = classify_apache_cr(cr, driver_pod=driver, executor_pods=execs)
         app_id = None
     if driver is not None:
-        app_id = app_id or _labels(driver).get("spark-app-selector")
+        app_id = app_id or _labels(driver).get(APP_SELECTOR_LABEL)
     return App(
         name=meta["name"],
         namespace=meta.get("namespace", ""),

@@ -21,7 +21,8 @@ from sparkplane.model.phase import (
     count_executors,
     is_finished,
 )
-from sparkplane.model.pods import Obj, meta, parse_time, status
+from sparkplane.model.pods import Obj, meta, status
+from sparkplane.vocab import parse_time
 
 _P, _R, _S, _F = AppPhase.PENDING, AppPhase.RUNNING, AppPhase.SUCCEEDED, AppPhase.FAILED
 

@@ -2,7 +2,8 @@
 
 Owns the two annotations :func:`sparkplane.kube.ownership.create_owned` puts on every driver
 pod: :data:`DEPENDENTS_KEY` (``[[apiVersion, kind, name], ...]`` of what it should own), written
-with the pod, and :data:`COMPLETE_KEY` (when the last of them was created), written by a patch
+with the pod, and :data:`DEPENDENTS_CREATED_KEY` (when the last of them was created), written
+by a patch
 once they all exist. On them rest the pure decisions: which dependents are missing
 (:func:`missing_dependents`), whether an owner is half-made (:func:`half_made`, for
 ``sparkplane gc`` and, with its own refs, the operator's attempts), and which kinds a checker
@@ -15,7 +16,7 @@ true by default) and its executors' ConfigMaps and PVCs when it stops cleanly, s
 app normally lacks some of what it announced. An owner is half-made only when all of these hold:
 
 1. it is not being deleted and is older than the grace period (a submission in progress);
-2. it does not carry :data:`COMPLETE_KEY`: a submitter that got that far had created every
+2. it does not carry :data:`DEPENDENTS_CREATED_KEY`: a submitter that got that far had created every
    dependent, so whatever is missing now was removed later (by Spark, or by hand);
 3. it has not finished (pod phase ``Succeeded``/``Failed``): a finished driver holds no
    resources and is the TTL's to delete (``--ttl``, ``--older-than``). This covers owners that
@@ -39,16 +40,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sparkplane.model.pods import meta, parse_time
+from sparkplane.model.pods import meta
+from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, POD_ENDED, parse_time
 
 Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # (apiVersion, kind, name)
 
-DEPENDENTS_KEY = "sparkplane.io/dependents"
 #: Written on the owner once every dependent exists (an RFC 3339 time): never half-made after.
-COMPLETE_KEY = "sparkplane.io/dependents-created"
 #: Owner phases of a finished driver: never half-made, only the TTL deletes it.
-FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 #: How long a submission may take between creating the owner and its last dependent.
 DEFAULT_GRACE = timedelta(minutes=5)
 #: Kinds whose presence is checked; others (Secrets: no identity may read them) count as present.
@@ -87,12 +86,12 @@ def missing_dependents(expected: Iterable[Ref], present: Iterable[Ref]) -> list[
 
 def marked_complete(owner: Mapping[str, Any]) -> bool:
     """True when the submitter recorded that every dependent of ``owner`` was created."""
-    return bool((meta(dict(owner)).get("annotations") or {}).get(COMPLETE_KEY))
+    return bool((meta(dict(owner)).get("annotations") or {}).get(DEPENDENTS_CREATED_KEY))
 
 
 def finished(owner: Mapping[str, Any]) -> bool:
     """True for a driver pod that has ended (``Succeeded`` or ``Failed``)."""
-    return str((owner.get("status") or {}).get("phase") or "") in FINISHED_PHASES
+    return str((owner.get("status") or {}).get("phase") or "") in POD_ENDED
 
 
 def may_be_half_made(owner: Mapping[str, Any], now: datetime, grace: timedelta) -> bool:

@@ -21,13 +21,13 @@ from sparkplane.model.pods import (
     events_about,
     finished_at,
     meta,
-    parse_time,
     running,
     status,
     terminated,
     waiting,
 )
 from sparkplane.model.preemption import find_preemption
+from sparkplane.vocab import POD_FAILED, POD_SUCCEEDED, parse_time
 
 _DISRUPTIONS = {
     "EvictionByEvictionAPI": (Reason.EVICTED, "evicted through the Eviction API (e.g. a drain)"),
@@ -84,7 +84,7 @@ def _classify_pod(pod: Obj, events: Sequence[Obj], container: str | None) -> dic
     st = status(pod)
     phase = st.get("phase") or "Pending"
     main = driver_container_status(pod, container)
-    if phase == "Succeeded":
+    if phase == POD_SUCCEEDED:
         return _done(AppPhase.SUCCEEDED, Reason.COMPLETED, "driver completed", finished_at(pod))
     if preemption := find_preemption(pod, events):
         msg = preemption.message or "preempted by a higher-priority pod"
@@ -100,7 +100,7 @@ def _classify_pod(pod: Obj, events: Sequence[Obj], container: str | None) -> dic
         return _done(AppPhase.FAILED, _STATUS_REASONS[st["reason"]], text, finished_at(pod))
     if killed_at := _killed_at(pod):
         return _done(AppPhase.FAILED, Reason.KILLED, "driver pod deleted", killed_at)
-    if phase == "Failed" or terminated(main):
+    if phase == POD_FAILED or terminated(main):
         return _terminated(pod, main)
     if phase == "Running":
         if (wait := waiting(main)) and wait.get("reason") in _WAITING_REASONS:
@@ -127,7 +127,7 @@ def _killed_at(pod: Obj) -> datetime | None:
     if deleted is None:
         return None
     requested = deleted - timedelta(seconds=int(md.get("deletionGracePeriodSeconds") or 0))
-    ended = finished_at(pod) if status(pod).get("phase") == "Failed" else None
+    ended = finished_at(pod) if status(pod).get("phase") == POD_FAILED else None
     return requested if ended is None or ended >= requested else None
 
 

@@ -1,6 +1,6 @@
 """Small readers over raw Kubernetes pod and event dicts (camelCase, as the API returns them).
 
-Owns: timestamp parsing, condition and container-status lookup, choosing the driver container,
+Owns: condition and container-status lookup, choosing the driver container,
 and matching an event to the object it is about. Called by the pure state classifiers
 (``lifecycle.state``, ``lifecycle.preemption``, ``lifecycle.ttl``). Must not do I/O or import the
 Kubernetes client: everything here is a function of the dicts it is given.
@@ -12,29 +12,11 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from sparkplane.vocab import DRIVER_CONTAINER, parse_time
+
 Obj = Mapping[str, Any]
 
 #: The container name Spark gives the driver unless a pod template names another one.
-SPARK_DRIVER_CONTAINER = "spark-kubernetes-driver"
-
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 timestamp (``2024-05-01T10:00:00Z``, with or without fraction) as aware UTC."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def format_time(value: datetime) -> str:
-    """An aware datetime as the UTC ``...Z`` form the API server and Java ``Instant`` write."""
-    text = value.astimezone(UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z"
 
 
 def meta(obj: Obj | None) -> Obj:
@@ -64,7 +46,7 @@ def driver_container_status(pod: Obj | None, container: str | None = None) -> Ob
         return None
     spec_containers = ((pod or {}).get("spec") or {}).get("containers") or ()
     candidates = [container] if container else []
-    candidates.append(SPARK_DRIVER_CONTAINER)
+    candidates.append(DRIVER_CONTAINER)
     if spec_containers:
         candidates.append(spec_containers[0].get("name"))
     for name in candidates:

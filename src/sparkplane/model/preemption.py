@@ -33,9 +33,9 @@ from sparkplane.model.pods import (
     event_time,
     events_about,
     meta,
-    parse_time,
     status,
 )
+from sparkplane.vocab import parse_time
 
 #: ``DisruptionTarget`` reason the scheduler sets on a victim.
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"

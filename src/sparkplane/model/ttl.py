@@ -21,8 +21,7 @@ from datetime import datetime, timedelta
 
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.model.pods import Obj, finished_at, meta, status
-
-TTL_KEY = "sparkplane.io/ttl-seconds-after-finished"
+from sparkplane.vocab import POD_ENDED, TTL_KEY
 
 _DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 _DURATION_HINT = "use whole numbers with units d, h, m, s in that order, e.g. 90s, 15m, 2h, 1h30m"
@@ -123,7 +122,7 @@ def _decide(pod: Obj, now: datetime, default_ttl: timedelta | None, key: str) ->
         return TtlDecision(ns, name, False, reason, done, ttl)
 
     phase = status(pod).get("phase")
-    if phase not in ("Succeeded", "Failed"):
+    if phase not in POD_ENDED:
         return keep(f"not finished (phase {phase or 'unknown'})")
     if md.get("deletionTimestamp"):
         return keep("already being deleted")

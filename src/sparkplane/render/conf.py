@@ -28,6 +28,7 @@ from sparkplane.spec.conf import split_list as _split
 from sparkplane.spec.conf_keys import with_prefix
 from sparkplane.spec.models import SparkApp
 from sparkplane.spec.naming import AppIds, app_name_label
+from sparkplane.vocab import APP_NAME_LABEL, APP_SELECTOR_LABEL, ROLE_LABEL
 
 DEFAULT_MASTER = "k8s://https://kubernetes.default.svc:443"
 _VERSION_TAG = re.compile(r":v?(\d+\.\d+\.\d+)")
@@ -101,9 +102,9 @@ class DriverConf:
     def reserved_labels(self) -> dict[str, str]:
         """Labels sparkplane puts on every object: Spark's reserved ones plus ``app-name``."""
         labels = {
-            "spark-app-selector": self.ids.app_id,
-            "spark-role": "driver",
-            "spark-app-name": self.app_name_label,
+            APP_SELECTOR_LABEL: self.ids.app_id,
+            ROLE_LABEL: "driver",
+            APP_NAME_LABEL: self.app_name_label,
             "app-name": self.app_name_label,
         }
         return {**self.extra_labels, **labels}

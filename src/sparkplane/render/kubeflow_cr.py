@@ -19,8 +19,9 @@ from sparkplane.errors import Problem, ValidationError
 from sparkplane.render.conf import UNKNOWN_VERSION, _spark_version
 from sparkplane.spec.conf import K8S, main_resource, mapped_conf, with_spark_version
 from sparkplane.spec.models import SparkApp
+from sparkplane.vocab import KUBEFLOW_API_VERSION
 
-API_VERSION = "sparkoperator.k8s.io/v1beta2"
+API_VERSION = KUBEFLOW_API_VERSION
 _TYPES = {"java": "Scala", "python": "Python", "r": "R"}
 
 

@@ -17,8 +17,9 @@ from sparkplane.render.conf import UNKNOWN_VERSION, _spark_version
 from sparkplane.render.steps.executor_template import role_template
 from sparkplane.spec.conf import K8S, main_resource, mapped_conf
 from sparkplane.spec.models import SparkApp
+from sparkplane.vocab import APACHE_API_VERSION
 
-API_VERSION = "spark.apache.org/v1"
+API_VERSION = APACHE_API_VERSION
 
 
 def render_operator_cr(app: SparkApp) -> dict[str, Any]:

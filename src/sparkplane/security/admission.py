@@ -35,7 +35,7 @@ from sparkplane.errors import Problem, ValidationError
 from sparkplane.security import podpolicy as pp
 from sparkplane.security.rbac import bodies, render
 from sparkplane.security.rules import DRIVER, Identity
-from sparkplane.spec.naming import is_dns1123_label, is_dns1123_subdomain
+from sparkplane.vocab import TENANT_LABEL, is_dns1123_label, is_dns1123_subdomain
 
 API = "admissionregistration.k8s.io/v1"
 PODS_POLICY = "sparkplane-tenant-pods"
@@ -265,7 +265,7 @@ def _binding(policy: str) -> Obj:
             "policyName": policy,
             "validationActions": ["Deny"],
             "matchResources": {
-                "namespaceSelector": {"matchLabels": {pp.TENANT_LABEL: pp.TENANT_ENABLED}}
+                "namespaceSelector": {"matchLabels": {TENANT_LABEL: pp.TENANT_ENABLED}}
             },
         },
     }
@@ -382,7 +382,7 @@ def _check(settings: TenantSettings) -> None:
 def namespace_object(settings: TenantSettings) -> Obj:
     """The Namespace with the policy's labels and annotations (server-side applied)."""
     labels = {
-        pp.TENANT_LABEL: pp.TENANT_ENABLED,
+        TENANT_LABEL: pp.TENANT_ENABLED,
         PSA_ENFORCE: settings.pod_security_level,
         f"{PSA_ENFORCE}-version": "latest",
         **{f"{pp.ALLOW_PREFIX}{name}": "true" for name in sorted(set(settings.allow))},

@@ -22,7 +22,6 @@ import yaml
 
 from sparkplane.errors import Problem
 
-TENANT_LABEL = "sparkplane.io/tenant"
 """Namespace label (value ``enabled``) that the admission policy bindings select."""
 TENANT_ENABLED = "enabled"
 POLICY_DOMAIN = "policy.sparkplane.io"

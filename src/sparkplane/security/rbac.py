@@ -22,7 +22,7 @@ import yaml
 
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.security.rules import POLICIES, Identity, Policy, Rule
-from sparkplane.spec.naming import is_dns1123_label, is_dns1123_subdomain
+from sparkplane.vocab import is_dns1123_label, is_dns1123_subdomain
 
 RBAC_API = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"

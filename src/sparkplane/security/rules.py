@@ -18,13 +18,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from sparkplane.vocab import APACHE_GROUP, KUBEFLOW_GROUP
+
 CORE = ""
 APPS = "apps"
 NETWORKING = "networking.k8s.io"
 EVENTS = "events.k8s.io"
 COORDINATION = "coordination.k8s.io"
-APACHE = "spark.apache.org"
-KUBEFLOW = "sparkoperator.k8s.io"
+APACHE = APACHE_GROUP
+KUBEFLOW = KUBEFLOW_GROUP
 SPARKPLANE = "sparkplane.io"
 
 READ = ("get", "list", "watch")

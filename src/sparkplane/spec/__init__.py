@@ -33,9 +33,6 @@ from sparkplane.spec.models import (
 from sparkplane.spec.naming import (
     AppIds,
     app_name_label,
-    is_dns1035_label,
-    is_dns1123_label,
-    is_dns1123_subdomain,
     label_key_problem,
     label_value_problem,
     resource_name_prefix,
@@ -52,6 +49,7 @@ from sparkplane.spec.tolerations import (
     RestartPolicy,
 )
 from sparkplane.spec.validate import collect_problems, validate
+from sparkplane.vocab import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 
 __all__ = [
     "API_VERSIONS",

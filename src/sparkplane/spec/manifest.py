@@ -18,8 +18,9 @@ import pydantic
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec import models, tolerations
 from sparkplane.spec.models import SparkApp
+from sparkplane.vocab import APACHE_GROUP
 
-GROUP = "spark.apache.org"
+GROUP = APACHE_GROUP
 API_VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta1", f"{GROUP}/v1alpha1")
 KIND = "SparkApplication"
 # The operator's doc spells it resourceRetentionPolicy; the CRD field is resourceRetainPolicy.

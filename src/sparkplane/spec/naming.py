@@ -1,6 +1,7 @@
 """Kubernetes name rules and the identifiers of one Spark application.
 
-Owns DNS-1123/1035 and label checks, Spark's resource-name prefix and ``spark-app-name``
+Owns label-key and label-value checks (on :mod:`sparkplane.vocab`'s name rules), Spark's
+resource-name prefix and ``spark-app-name``
 sanitising (reference §3.1), and :class:`AppIds`, the random or submission-derived ids that
 every rendered name is built from. Called by the validator and the render steps. Pure apart
 from :meth:`AppIds.new`, which draws randomness and reads the clock like spark-submit does
@@ -16,33 +17,17 @@ import time
 import uuid
 from dataclasses import dataclass
 
-MAX_LABEL = 63
-MAX_SUBDOMAIN = 253
+from sparkplane.vocab import (
+    LABEL_NAME,
+    MAX_LABEL,
+    MAX_SUBDOMAIN,
+    is_dns1123_subdomain,
+)
+
 # Spark checks spark.kubernetes.executor.podNamePrefix against this (room for "-exec-<id>").
 MAX_EXECUTOR_PREFIX = 237
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-
-
-def is_dns1123_label(name: str) -> bool:
-    """True for a DNS-1123 label (volume names, namespaces): ≤ 63 chars of ``[a-z0-9-]``."""
-    return len(name) <= MAX_LABEL and bool(_DNS1123_LABEL.match(name))
-
-
-def is_dns1035_label(name: str) -> bool:
-    """True for a DNS-1035 label (Service names): like DNS-1123 but starting with a letter."""
-    return len(name) <= MAX_LABEL and bool(_DNS1035_LABEL.match(name))
-
-
-def is_dns1123_subdomain(name: str) -> bool:
-    """True for a DNS-1123 subdomain (pod, ConfigMap, Secret, Ingress names): ≤ 253 chars."""
-    return len(name) <= MAX_SUBDOMAIN and bool(_DNS1123_SUBDOMAIN.match(name))
 
 
 def is_env_name(name: str) -> bool:
@@ -61,7 +46,7 @@ def label_key_problem(key: str) -> str:
         return "empty name"
     if len(name) > MAX_LABEL:
         return f"name part is {len(name)} characters (maximum {MAX_LABEL})"
-    if not _LABEL_NAME.match(name):
+    if not LABEL_NAME.match(name):
         return "name must be alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
     return ""
 
@@ -72,7 +57,7 @@ def label_value_problem(value: str) -> str:
         return ""
     if len(value) > MAX_LABEL:
         return f"value is {len(value)} characters (maximum {MAX_LABEL})"
-    if not _LABEL_NAME.match(value):
+    if not LABEL_NAME.match(value):
         return "value must be alphanumerics, '-', '_' or '.', starting and ending alphanumeric"
     return ""
 

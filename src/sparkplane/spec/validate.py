@@ -25,16 +25,11 @@ from sparkplane.spec.conf import (
     with_spark_version,
 )
 from sparkplane.spec.models import PYTHON_RUNNER, SparkApp
-from sparkplane.spec.naming import (
-    MAX_EXECUTOR_PREFIX,
-    MAX_SUBDOMAIN,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    resource_name_prefix,
-)
+from sparkplane.spec.naming import MAX_EXECUTOR_PREFIX, resource_name_prefix
 from sparkplane.spec.quantities import QuantityError, check_cpu, memory_mib, positive_int
 from sparkplane.spec.tolerations import DeploymentMode
 from sparkplane.spec.validate_k8s import check_k8s_names
+from sparkplane.vocab import MAX_SUBDOMAIN, is_dns1123_label, is_dns1123_subdomain
 
 _MEMORY_KEYS = (
     "spark.driver.memory",

@@ -11,12 +11,13 @@ from collections.abc import Callable, Mapping
 from sparkplane.spec import conf_keys
 from sparkplane.spec.conf import K8S
 from sparkplane.spec.models import SparkApp
-from sparkplane.spec.naming import (
+from sparkplane.spec.naming import is_env_name, label_key_problem, label_value_problem
+from sparkplane.vocab import (
+    APP_NAME_LABEL,
+    APP_SELECTOR_LABEL,
+    ROLE_LABEL,
     is_dns1123_label,
     is_dns1123_subdomain,
-    is_env_name,
-    label_key_problem,
-    label_value_problem,
 )
 
 Add = Callable[..., None]
@@ -24,9 +25,9 @@ PathOf = Callable[[str], str]
 
 RESERVED_LABELS = frozenset(
     {
-        "spark-app-selector",
-        "spark-app-name",
-        "spark-role",
+        APP_SELECTOR_LABEL,
+        APP_NAME_LABEL,
+        ROLE_LABEL,
         "spark-version",
         "spark-exec-id",
         "spark-exec-resourceprofile-id",

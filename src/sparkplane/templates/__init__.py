@@ -19,7 +19,7 @@ from sparkplane.templates.load import (
     read_sources,
     split_objects,
 )
-from sparkplane.templates.split import DRIVER_ROLE, ROLE_LABEL, TemplateApp, is_driver_pod, split
+from sparkplane.templates.split import DRIVER_ROLE, TemplateApp, is_driver_pod, split
 from sparkplane.templates.substitute import (
     Occurrence,
     Substituted,
@@ -33,7 +33,6 @@ from sparkplane.templates.values import parse_assignments, parse_env
 
 __all__ = [
     "DRIVER_ROLE",
-    "ROLE_LABEL",
     "Occurrence",
     "Substituted",
     "TemplateApp",

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkplane.errors import Problem, ValidationError
+from sparkplane.vocab import ROLE_LABEL
 
-ROLE_LABEL = "spark-role"
 DRIVER_ROLE = "driver"
 _OWNER_HINT = (
     "remove it: the submitter adds the ownerReference once the driver exists and its uid is known"

@@ -28,16 +28,15 @@ from sparkplane.errors import (
     SubmissionError,
     ValidationError,
 )
-from sparkplane.history.server_kube import with_namespace_event_log
 from sparkplane.kube import Kube
 from sparkplane.kube.ownership import create_owned, resume_owned
-from sparkplane.model.apps import MANAGED_BY, SUBMISSION_LABEL, Mode, native_name
-from sparkplane.model.apps import submission_label as label_value
-from sparkplane.model.ttl import TTL_KEY
+from sparkplane.model.apps import MANAGED_BY, Mode, native_name
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
 from sparkplane.render.steps.staging import request_staging
 from sparkplane.spec import AppIds, SparkApp, app_name, validate
 from sparkplane.usecases.stage import StagingOptions, staged_submission
+from sparkplane.vocab import APP_SELECTOR_LABEL, SUBMISSION_LABEL, TTL_KEY
+from sparkplane.vocab import label_value_or_hash as label_value
 
 Obj = dict[str, Any]
 
@@ -118,7 +117,6 @@ def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) 
     """Create the app's driver pod and dependents; everything or nothing (with a staging
     server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
-    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     ids = _ids(app, opts)
     with staged_submission(app, ids, opts.staging(), kube) as staged:
         rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
@@ -166,7 +164,7 @@ def submit_objects(
         name=native_name(pod["metadata"]["name"]),
         namespace=namespace,
         mode=Mode.NATIVE,
-        app_id=app_id or labels.get("spark-app-selector"),
+        app_id=app_id or labels.get(APP_SELECTOR_LABEL),
         driver_pod=pod["metadata"]["name"],
         objects=[f"{o['kind']}/{o['metadata']['name']}" for o in created.objects],
         created=tuple(created.objects),
@@ -224,7 +222,6 @@ def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> tupl
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
     """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
     opts = opts or SubmitOptions()
-    app = with_namespace_event_log(kube, app)  # event logs: the namespace's History Server
     validate(app)
     return create_custom_resource(kube, render_operator_cr(app), opts, Mode.APACHE)
 
@@ -298,7 +295,7 @@ def _same_submission(
         name=native_name(meta["name"]),
         namespace=namespace,
         mode=Mode.NATIVE,
-        app_id=labels.get("spark-app-selector"),
+        app_id=labels.get(APP_SELECTOR_LABEL),
         driver_pod=meta["name"],
         objects=[f"Pod/{meta['name']}"],
         existing=True,

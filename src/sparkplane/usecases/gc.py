@@ -31,6 +31,7 @@ from sparkplane.model.halfmade import (
     owned_by,
 )
 from sparkplane.model.ttl import TtlDecision, plan_cleanup
+from sparkplane.vocab import DRIVER_SELECTOR
 
 Obj = dict[str, Any]
 #: Never swept by ``gc -A``: the cluster's own namespaces and the operator's default one.
@@ -58,7 +59,7 @@ def collect_garbage(
     when = now or datetime.now(UTC)
     pods = [
         p
-        for p in kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
+        for p in kube.list("v1", "Pod", namespace, label_selector=DRIVER_SELECTOR)
         if is_native_driver(p)
         and (namespace is not None or not protected(p["metadata"].get("namespace", "")))
     ]

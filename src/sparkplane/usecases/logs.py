@@ -13,10 +13,8 @@ from urllib3.exceptions import ProtocolError
 from sparkplane.errors import AppNotFoundError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App
+from sparkplane.vocab import DRIVER_CONTAINER, EXECUTOR_CONTAINER, POD_ENDED
 
-DRIVER_CONTAINER = "spark-kubernetes-driver"
-EXECUTOR_CONTAINER = "spark-kubernetes-executor"
-FINISHED = ("Succeeded", "Failed")
 POLL_SECONDS = 1.0
 FLUSH_SECONDS = 1.0
 
@@ -68,7 +66,7 @@ def stream_logs(
     """Yield log lines of the driver (or executor ``executor``)."""
     pod, container = log_target(kube, app, executor)
     current = kube.get_or_none("v1", "Pod", pod, app.namespace)
-    if current is None or current.get("status", {}).get("phase") in FINISHED:
+    if current is None or current.get("status", {}).get("phase") in POD_ENDED:
         follow = False  # nothing more will be written
     stop = threading.Event()
     responses: list[Any] = []
@@ -106,7 +104,7 @@ def _close_when_finished(
     """End a follow once the pod has finished or is gone (not every kubelet closes it)."""
     while not stop.is_set():
         current = kube.get_or_none("v1", "Pod", pod, namespace)
-        if current is None or current.get("status", {}).get("phase") in FINISHED:
+        if current is None or current.get("status", {}).get("phase") in POD_ENDED:
             time.sleep(FLUSH_SECONDS)  # let the last lines through
             stop.set()
             for resp in responses:

@@ -26,6 +26,7 @@ from sparkplane.model.assemble import (
     missing_native_app,
     native_app,
 )
+from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_SELECTOR, ROLE_LABEL
 
 Obj = dict[str, Any]
 
@@ -46,7 +47,7 @@ def _crs(kube: Kube, namespace: str | None, selector: str | None = None) -> list
 def list_apps(kube: Kube, namespace: str | None, *, selector: str | None = None) -> list[App]:
     """Every application of ``namespace`` (all namespaces when None), preempted ones whose
     driver is gone included (not with a ``selector``: their labels are gone with the pod)."""
-    pod_selector = f"spark-role,{selector}" if selector else "spark-role"
+    pod_selector = f"{ROLE_LABEL},{selector}" if selector else ROLE_LABEL
     pods = kube.list("v1", "Pod", namespace, label_selector=pod_selector)
     events = kube.list("v1", "Event", namespace, field_selector="reason=Preempted")
     apps = assemble(pods, _crs(kube, namespace, selector), events)
@@ -104,7 +105,7 @@ def _preempted_gone(kube: Kube, name: str, namespace: str) -> App | None:
 
 
 def _pods_of(kube: Kube, namespace: str, driver: Obj) -> Index:
-    app_id = driver["metadata"].get("labels", {}).get("spark-app-selector")
+    app_id = driver["metadata"].get("labels", {}).get(APP_SELECTOR_LABEL)
     execs = (
         kube.list(
             "v1",
@@ -136,7 +137,7 @@ def get_app(kube: Kube, name: str, namespace: str) -> App:
         uid = cr["metadata"]["uid"]
         drivers = [
             p
-            for p in kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
+            for p in kube.list("v1", "Pod", namespace, label_selector=DRIVER_SELECTOR)
             if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or [])
         ]
         index = _pods_of(kube, namespace, drivers[0]) if drivers else Index([])

@@ -10,6 +10,7 @@ Never parses command lines and never prints.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sparkplane.errors import (
@@ -20,8 +21,10 @@ from sparkplane.errors import (
     Problem,
     QuotaExceededError,
     SubmissionError,
+    TransportError,
     ValidationError,
 )
+from sparkplane.history.server_kube import with_namespace_event_log
 from sparkplane.kube import Kube
 from sparkplane.model.apps import Mode
 from sparkplane.render import render_operator_cr
@@ -58,11 +61,30 @@ def check_mode(source: Source, mode: Mode, opts: SubmitOptions) -> None:
         )
 
 
+def resolve(source: Source, kube: Kube | None, *, dry_run: bool = False) -> Source:
+    """The one resolve step ``render`` and ``submit`` share: a spec gets its namespace's
+    defaults (event logs to the namespace's History Server, from its ``sparkplane-history``
+    ConfigMap); a template is the user's own manifests and stays as it is.
+
+    With no cluster (an offline dry run) there are no defaults to read; a dry run whose cluster
+    cannot be reached renders without them too (a submission needs the cluster anyway)."""
+    if source.app is None or kube is None:
+        return source
+    try:
+        return replace(source, app=with_namespace_event_log(kube, source.app))
+    except TransportError:
+        if not dry_run:
+            raise
+        return source
+
+
 def render_source(
-    source: Source, mode: Mode, opts: SubmitOptions, server: str | None = None
+    source: Source, mode: Mode, opts: SubmitOptions, kube: Kube | None = None
 ) -> list[Obj]:
     """The exact objects a submission would create (nothing is created)."""
     check_mode(source, mode, opts)
+    source = resolve(source, kube, dry_run=True)
+    server = kube.api.configuration.host if kube is not None else None
     if source.template is not None:
         return source.template.objects
     assert source.app is not None
@@ -82,7 +104,7 @@ def submit_source(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -
     check_mode(source, mode, opts)
     namespace = source.namespace or "default"
     try:
-        return _submit(kube, source, mode, opts)
+        return _submit(kube, resolve(source, kube), mode, opts)
     except SubmissionError as exc:
         cause = exc.__cause__
         explained = _explained(cause, namespace, str(exc)) if isinstance(cause, KubeError) else None

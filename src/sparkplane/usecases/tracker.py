@@ -19,6 +19,7 @@ from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.model.apps import KINDS, App, Mode, is_native_driver, native_name
 from sparkplane.model.assemble import Index, cr_app, missing_native_app, native_app
+from sparkplane.vocab import APP_SELECTOR_LABEL, ROLE_LABEL
 
 Obj = dict[str, Any]
 AppKey = tuple[str, str, Mode]  # namespace, name, mode
@@ -31,7 +32,7 @@ class Tracker:
     def __init__(self, kube: Kube, namespace: str | None = None) -> None:
         self.kube = kube
         self.namespace = namespace
-        self.pods = Informer(kube, "v1", "Pod", namespace=namespace, label_selector="spark-role")
+        self.pods = Informer(kube, "v1", "Pod", namespace=namespace, label_selector=ROLE_LABEL)
         self.events = Informer(
             kube, "v1", "Event", namespace=namespace, field_selector="reason=Preempted"
         )
@@ -106,15 +107,15 @@ class Tracker:
     def _refresh_pod(self, pod: Obj) -> None:
         labels = pod.get("metadata", {}).get("labels", {})
         ns = pod["metadata"].get("namespace", "")
-        if labels.get("spark-role") == "driver":
+        if labels.get(ROLE_LABEL) == "driver":
             driver: Obj | None = pod
         else:  # an executor: find its driver by application id
-            app_id = labels.get("spark-app-selector")
+            app_id = labels.get(APP_SELECTOR_LABEL)
             found = self.pods.list(
                 ns,
                 lambda p: (
-                    p["metadata"].get("labels", {}).get("spark-role") == "driver"
-                    and p["metadata"]["labels"].get("spark-app-selector") == app_id
+                    p["metadata"].get("labels", {}).get(ROLE_LABEL) == "driver"
+                    and p["metadata"]["labels"].get(APP_SELECTOR_LABEL) == app_id
                 ),
             )
             driver = found[0] if found else None
@@ -159,12 +160,12 @@ class Tracker:
         if driver is None:
             return Index(extra or [])
         ns = driver["metadata"].get("namespace", "")
-        app_id = driver["metadata"].get("labels", {}).get("spark-app-selector")
+        app_id = driver["metadata"].get("labels", {}).get(APP_SELECTOR_LABEL)
         execs = self.pods.list(
             ns,
             lambda p: (
-                p["metadata"].get("labels", {}).get("spark-role") == "executor"
-                and p["metadata"]["labels"].get("spark-app-selector") == app_id
+                p["metadata"].get("labels", {}).get(ROLE_LABEL) == "executor"
+                and p["metadata"]["labels"].get(APP_SELECTOR_LABEL) == app_id
             ),
         )
         name = driver["metadata"]["name"]

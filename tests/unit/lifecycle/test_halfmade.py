@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from sparkplane.model.halfmade import (
-    COMPLETE_KEY,
+    DEPENDENTS_CREATED_KEY,
     DEPENDENTS_KEY,
     dependents_of,
     half_made,
@@ -30,7 +30,7 @@ def pod(
     created = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
     annotations = {DEPENDENTS_KEY: json.dumps(refs)} if refs is not None else {}
     if complete:
-        annotations[COMPLETE_KEY] = created
+        annotations[DEPENDENTS_CREATED_KEY] = created
     return {
         "metadata": {
             "name": "d",

@@ -11,9 +11,8 @@ from sparkplane.model.pods import (
     event_time,
     events_about,
     finished_at,
-    format_time,
-    parse_time,
 )
+from sparkplane.vocab import format_time, parse_time
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from sparkplane.errors import ValidationError
 from sparkplane.operator.core.observe import MESSAGE_LIMIT, reported_status
 from sparkplane.security import admission
 from sparkplane.security import podpolicy as pp
+from sparkplane.vocab import TENANT_LABEL
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -132,7 +133,7 @@ def test_policies_bind_tenant_namespaces_and_cover_every_check() -> None:
     binding = objects[1]["spec"]
     assert binding["validationActions"] == ["Deny"]
     assert binding["matchResources"]["namespaceSelector"]["matchLabels"] == {
-        pp.TENANT_LABEL: pp.TENANT_ENABLED
+        TENANT_LABEL: pp.TENANT_ENABLED
     }
     writes = objects[2]["spec"]["matchConstraints"]["resourceRules"]
     assert {r for rule in writes for r in rule["resources"]} == {
@@ -147,7 +148,7 @@ def test_tenant_objects_labels_roles_and_quotas() -> None:
     settings = admission.TenantSettings("team-a", allow=("host-namespaces",), secrets=("creds",))
     objects = admission.tenant_objects(settings)
     ns = next(o for o in objects if o["kind"] == "Namespace")
-    assert ns["metadata"]["labels"][pp.TENANT_LABEL] == "enabled"
+    assert ns["metadata"]["labels"][TENANT_LABEL] == "enabled"
     assert ns["metadata"]["labels"]["policy.sparkplane.io/allow-host-namespaces"] == "true"
     assert ns["metadata"]["labels"][admission.PSA_ENFORCE] == "privileged"
     assert ns["metadata"]["annotations"][pp.SERVICE_ACCOUNTS] == "spark-driver"

@@ -5,15 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sparkplane.spec import AppIds, app_name_label, memory_mib, resource_name_prefix
-from sparkplane.spec.naming import (
-    conf_map_name,
-    is_dns1035_label,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    label_key_problem,
-    label_value_problem,
-)
+from sparkplane.spec.naming import conf_map_name, label_key_problem, label_value_problem
 from sparkplane.spec.quantities import QuantityError, check_cpu, positive_int
+from sparkplane.vocab import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,7 @@ from sparkplane.render.memory import driver_memory, java_double
 from sparkplane.render.state import DriverState, Obj, append, clone, env_var, section
 from sparkplane.spec.conf import K8S, split_list
 from sparkplane.spec.conf_keys import custom_resources
-
-DRIVER_CONTAINER = "spark-kubernetes-driver"
+from sparkplane.vocab import DRIVER_CONTAINER
 
 
 def driver_ports(conf: DriverConf) -> list[tuple[str, int]]:

@@ -14,6 +14,7 @@ from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj
 from sparkplane.render.steps.basic_driver import driver_ports
 from sparkplane.spec.conf import K8S, split_list
+from sparkplane.vocab import APP_SELECTOR_LABEL
 
 
 def driver_service(conf: DriverConf) -> Obj:
@@ -21,7 +22,7 @@ def driver_service(conf: DriverConf) -> Obj:
     meta: Obj = {
         "name": conf.ids.driver_service_name,
         "labels": {
-            "spark-app-selector": conf.ids.app_id,
+            APP_SELECTOR_LABEL: conf.ids.app_id,
             **conf.prefixed(f"{K8S}.driver.service.label."),
         },
     }

@@ -17,6 +17,7 @@ from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, Obj, with_volumes
 from sparkplane.spec.conf_keys import VolumeConf, volumes
 from sparkplane.spec.models import SparkApp
+from sparkplane.vocab import APP_SELECTOR_LABEL
 
 ON_DEMAND = "OnDemand"
 
@@ -60,7 +61,7 @@ def _mount(vol: VolumeConf) -> Obj:
 
 
 def _claim(conf: DriverConf, vol: VolumeConf, name: str) -> Obj:
-    labels = {"spark-app-selector": conf.ids.app_id, **vol.labels}
+    labels = {APP_SELECTOR_LABEL: conf.ids.app_id, **vol.labels}
     meta: Obj = {"name": name, "labels": labels}
     if vol.annotations:
         meta["annotations"] = dict(vol.annotations)
