@@ -15,7 +15,9 @@ REALNODE ?= 1
 # would need uv to install). build.lock is its subset that builds: installed first, so that
 # pyspark (an sdist) and sparkplane build without an isolated env, which would fetch an unpinned
 # setuptools. A new lock makes a fresh venv (nothing stale stays); pyproject.toml edits only
-# re-install sparkplane itself.
+# re-install sparkplane itself. The dev cluster is a distribution of its own (devcluster/,
+# sparkplane-devcluster: not in sparkplane's wheel), installed beside it the same way; its
+# requirements are in the lock already (tests/unit/test_lock.py checks).
 LOCK       := requirements/dev.lock
 BUILD_LOCK := requirements/build.lock
 LOCK_STAMP := $(VENV)/.lock-stamp
@@ -27,8 +29,10 @@ $(LOCK_STAMP): $(LOCK) $(BUILD_LOCK)
 	$(BIN)/python -m pip install --quiet --require-hashes --no-build-isolation -r $(LOCK)
 	touch $(LOCK_STAMP)
 
-$(STAMP): $(LOCK_STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+DEVCLUSTER := devcluster
+
+$(STAMP): $(LOCK_STAMP) pyproject.toml $(DEVCLUSTER)/pyproject.toml
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e . -e ./$(DEVCLUSTER)
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -54,8 +58,8 @@ demo: $(STAMP)
 test: lint types unit integration realnode
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src $(DEVCLUSTER) tests benchmarks examples
+	$(BIN)/ruff format --check src $(DEVCLUSTER) tests benchmarks examples
 	$(BIN)/lint-imports
 
 types: $(STAMP)
@@ -67,7 +71,7 @@ unit: $(STAMP)
 integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
 	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
-	$(BIN)/python -m sparkplane.devcluster.helmbin
+	$(BIN)/python -m sparkplane_devcluster.helmbin
 	$(BIN)/python -m pytest -q tests/integration
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc).

@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.build import build_kubernetes, go_command, lock
-from sparkplane.devcluster.cluster import default_cache_dir
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.build import build_kubernetes, go_command, lock
+from sparkplane_devcluster.cluster import default_cache_dir
 
 SPARKPLANE = str(Path(sys.executable).with_name("sparkplane"))
 

@@ -23,11 +23,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from benchmarks import procstats
-from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import KubeError, NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
 from sparkplane.operator.deploy.install import install_crds
+from sparkplane_devcluster.components import node_manifest
 
 API = "spark.apache.org/v1"
 SIM = "spark.kubernetes.driver.annotation.sim.sparkplane.io"

@@ -24,13 +24,13 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
+from sparkplane_devcluster.components import node_manifest
 
 
 def app(name: str, namespace: str, run_for: str) -> dict[str, Any]:

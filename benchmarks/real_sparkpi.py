@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).parents[1]))  # tests.integration.parity (
 
 from tests.integration.parity import spark_submit_command, spark_submit_env
 
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.cluster import default_state_dir
-from sparkplane.devcluster.images import SPARK_IMAGE, SPARK_PI_CLASS, SPARK_PI_JAR
 from sparkplane.kube import Kube, connect
 from sparkplane.security.rbac import bodies, render
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.cluster import default_state_dir
+from sparkplane_devcluster.images import SPARK_IMAGE, SPARK_PI_CLASS, SPARK_PI_JAR
 
 console = Console()
 SA = "spark"

@@ -1,7 +1,7 @@
 """Benchmark: what the real node's API relay adds to a client's requests, idle and under CPU load.
 
 A driver on the real node reaches the API server only through the relay
-(``src/sparkplane/devcluster/relay.py``, on ``10.217.<i>.1:443``). This times the same HTTPS GET
+(``sparkplane_devcluster.relay``, on ``10.217.<i>.1:443``). This times the same HTTPS GET
 (the real node's Node object, a few KiB like a driver's own pod) **direct** to the API server
 (``127.0.0.1:<port base>``) and **through the relay**, interleaved so both see the same load, in
 two ways a Kubernetes client connects:
@@ -13,7 +13,7 @@ two ways a Kubernetes client connects:
 ``--load N`` runs N CPU-bound processes meanwhile (default: 0 then 2x the cores). ``--relay
 PATH`` (repeatable) also starts that relay script on the host address (a free port) in front of
 the same API server and times it beside the node's own relay (compare two implementations
-under identical conditions, e.g. ``git show HEAD~1:src/sparkplane/devcluster/relay.py``).
+under identical conditions, e.g. ``git show HEAD~1:devcluster/src/sparkplane_devcluster/relay.py``).
 ``--from-node`` runs the client inside the node's network namespace, the path a pod's packets
 take (only the relays are reachable from there).
 
@@ -136,8 +136,8 @@ def main() -> int:
         print(json.dumps(measure(Path(job["pki"]), targets, int(job["n"]))))
         return 0
 
-    from sparkplane.devcluster import DevCluster, DevClusterSettings
-    from sparkplane.devcluster.node.plan import RELAY_PORT
+    from sparkplane_devcluster import DevCluster, DevClusterSettings
+    from sparkplane_devcluster.node.plan import RELAY_PORT
 
     cluster = DevCluster(DevClusterSettings(state_dir=args.state_dir))
     state = cluster._read_state()

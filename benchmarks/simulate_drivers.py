@@ -13,8 +13,8 @@ import argparse
 import signal
 import threading
 
-from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
+from sparkplane_devcluster.simulator import DriverSimulator
 
 
 def main() -> None:

@@ -46,13 +46,13 @@ from typing import Any
 import kubernetes.client as k8s
 from kubernetes.config import new_client_from_config
 
-from sparkplane.devcluster import DevCluster
-from sparkplane.devcluster.components import node_manifest
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.config import POOL_SIZE
 from sparkplane.spec import SparkApp, from_submit_args
 from sparkplane.usecases.create import SubmitOptions, render_native, submit_native
+from sparkplane_devcluster import DevCluster
+from sparkplane_devcluster.components import node_manifest
 
 Obj = dict[str, Any]
 IMAGE = "apache/spark:4.0.1"

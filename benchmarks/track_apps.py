@@ -21,13 +21,13 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane.devcluster import DevCluster
 from sparkplane.kube import Kube, connect
 from sparkplane.model.apps import App
 from sparkplane.model.phase import Reason
 from sparkplane.spec import load_manifest
 from sparkplane.usecases.create import submit_native
 from sparkplane.usecases.tracker import Tracker
+from sparkplane_devcluster import DevCluster
 
 ROOT = Path(__file__).parents[1]
 

@@ -37,10 +37,6 @@ from rich.table import Table
 from rich.text import Text
 
 from sparkplane import Mode, SparkPlane
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.cluster import ready_namespace
-from sparkplane.devcluster.node import host
-from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.deploy.install import apply_objects, install_crds
 from sparkplane.staging.auth import UploadSecret
@@ -49,6 +45,10 @@ from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.usecases.kill import remaining_objects
 from sparkplane.usecases.stage import TOKEN_ENV
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.cluster import ready_namespace
+from sparkplane_devcluster.node import host
+from sparkplane_devcluster.node.plan import NodePlan
 
 # a pipe (a log file, the demo's test) gets whole lines: never a cell cut to the terminal's width
 console = Console() if sys.stdout.isatty() else Console(width=400, soft_wrap=True)

@@ -34,8 +34,6 @@ from rich.live import Live
 from rich.table import Table
 
 from sparkplane import AppPhase, Mode, SparkPlane
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.deploy.install import install_crds
@@ -49,6 +47,8 @@ from sparkplane.templates import load_app, parse_env
 from sparkplane.usecases.create import submit_objects
 from sparkplane.usecases.kill import remaining_objects
 from sparkplane.usecases.stage import TOKEN_ENV
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.simulator import DriverSimulator
 
 console = Console()
 NAMESPACE = "sparkplane-demo"

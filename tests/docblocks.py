@@ -26,7 +26,7 @@ it must not raise). A block that is not a command says what it is (``text``, ``y
 is an error (:func:`problems`).
 
 Each block runs in a fresh namespace made ready for Spark as ``dev-cluster up`` makes
-``default`` (:func:`sparkplane.devcluster.cluster.ready_namespace`), with a kubeconfig whose
+``default`` (:func:`sparkplane_devcluster.cluster.ready_namespace`), with a kubeconfig whose
 context names it (commands without ``-n`` land there); the docs' namespace ``spark-jobs`` stands
 for it and is replaced by its name. Blocks run from a fresh copy of the repository's examples,
 deploy, docs, benchmarks and tests, with the venv's ``sparkplane`` and the pinned ``helm`` on
@@ -337,7 +337,7 @@ def run_group(
 ) -> list[Outcome]:
     """Run blocks in turn in one fresh namespace and working copy (a group: the README's table;
     every fenced block is a group of its own); what each did against what it documents."""
-    from sparkplane.devcluster.cluster import ready_namespace
+    from sparkplane_devcluster.cluster import ready_namespace
 
     namespace = f"docs-{uuid.uuid4().hex[:8]}"
     before, cluster_before = _namespaces(kube), _cluster_objects(kube)
@@ -396,8 +396,8 @@ def _cleanup(kube: Any, namespaces: set[str], env: dict[str, str], timeout: floa
 
 def environment(extra: dict[str, str]) -> dict[str, str]:
     """The user's environment, with the venv (and ``helm``) first on ``PATH``."""
-    from sparkplane.devcluster.cluster import default_cache_dir
-    from sparkplane.devcluster.helmbin import ensure_helm
+    from sparkplane_devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.helmbin import ensure_helm
 
     helm = ensure_helm(default_cache_dir())
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPARKPLANE_TEST")}

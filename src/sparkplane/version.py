@@ -15,3 +15,11 @@ __version__ = "0.1.0"
 SPARKPLANE_IMAGE = f"ghcr.io/sparkplane/sparkplane:{__version__}"
 """The sparkplane image (entrypoint ``tini -- sparkplane``, uid 65532): everything deploy/ runs
 in the cluster, and the staging init-container (``sparkplane fetch``)."""
+
+SPARK_VERSION = "4.0.1"
+"""The Spark of :data:`SPARK_IMAGE`: its distribution is the pyspark wheel of this version."""
+
+SPARK_IMAGE = f"docker.io/sparkplane/spark:{SPARK_VERSION}"
+"""The Spark image the History Server runs unless told otherwise (``sparkplane history up
+--image``). The dev cluster (the sparkplane-devcluster distribution) builds exactly this
+reference for its real node."""

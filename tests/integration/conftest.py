@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.cluster import default_cache_dir, node_ready
-from sparkplane.devcluster.components import node_manifest
 from sparkplane.kube import Kube, connect
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.cluster import default_cache_dir, node_ready
+from sparkplane_devcluster.components import node_manifest
 from tests.integration.helpers import delete_namespace, wait_for
 
 # kill/gc/the operator archive drivers' logs (docs/history.md): into a private directory per run,

@@ -16,7 +16,6 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.core.decision import Transition
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
@@ -26,6 +25,7 @@ from sparkplane.operator.runtime.runner import Key, Operator
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
+from sparkplane_devcluster.simulator import DriverSimulator
 from tests.integration.helpers import wait_for
 
 OPERATOR_ACCOUNT = "sparkplane-operator"

@@ -371,7 +371,7 @@ _ = threading
 
 
 def test_executor_logs_and_get_apps_watch(kubeconfig, kube: Kube, namespace, tmp_path):
-    from sparkplane.devcluster.simulator import DriverSimulator
+    from sparkplane_devcluster.simulator import DriverSimulator
 
     simulator = DriverSimulator(kube, namespace).start()  # plays the driver creating executors
     env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))

@@ -166,7 +166,7 @@ def test_operator_set_applies_and_its_rbac_runs_an_app_and_the_sweep(
     account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
     path = as_service_account(kube, account, deployment["metadata"]["namespace"], tmp_path)
     as_operator = Kube(connect(kubeconfig=path))
-    from sparkplane.devcluster.simulator import DriverSimulator
+    from sparkplane_devcluster.simulator import DriverSimulator
 
     operator = Operator(as_operator, settings).start()
     sim = DriverSimulator(kube, apps).start()  # plays Spark's driver (admin: not the operator)
@@ -314,9 +314,10 @@ def test_helm_install_as_documented_on_a_fresh_state(
 ) -> None:
     """docs/operator.md's two lines, as printed, with no CRDs, namespaces or cluster-wide
     objects of the chart left from before (Helm refuses to adopt what it did not make)."""
-    from sparkplane.devcluster.cluster import default_cache_dir
-    from sparkplane.devcluster.helmbin import ensure_helm
+
     from sparkplane.manifests.chart import CHART, ChartValues, expected
+    from sparkplane_devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.helmbin import ensure_helm
 
     helm = str(ensure_helm(default_cache_dir(), progress=lambda m: print(f"[helm] {m}")))
     values = ChartValues(job_namespaces=("spark-apps",), gc_namespaces=("spark-apps",))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.process import alive
 from sparkplane.kube import Kube, connect
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.process import alive
 from tests.integration.helpers import wait_for
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster.cluster import default_cache_dir
 from sparkplane.kube import Kube
+from sparkplane_devcluster.cluster import default_cache_dir
 from tests.docblocks import DOCS, ROOT, all_blocks, environment, run_all
 
 pytestmark = pytest.mark.integration

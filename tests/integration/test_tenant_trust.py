@@ -30,7 +30,6 @@ from typing import Any
 
 import pytest
 
-from sparkplane.devcluster.simulator import DriverSimulator
 from sparkplane.errors import ForbiddenError, NotFoundError
 from sparkplane.history import pack
 from sparkplane.history import server as history
@@ -41,6 +40,7 @@ from sparkplane.kube import Kube
 from sparkplane.kube.config import connect
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.security.rbac import render
+from sparkplane_devcluster.simulator import DriverSimulator
 from tests.integration.helpers import delete_namespace, wait_for
 from tests.integration.operator_helpers import API, running_operator, spark_app, wait_state
 from tests.integration.test_cli import run

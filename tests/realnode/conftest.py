@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.cluster import default_cache_dir
 from sparkplane.kube import Kube, connect
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.cluster import default_cache_dir
 from tests.integration.conftest import priority_classes  # the same PriorityClass pair
 from tests.integration.helpers import delete_namespace, wait_for
 
@@ -45,7 +45,7 @@ HOST_SYSCTLS: dict[str, str] = {}
 
 @pytest.fixture(scope="session")
 def real_cluster() -> Iterator[DevCluster]:
-    from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS
+    from sparkplane_devcluster.node.plan import KUBELET_SYSCTLS
 
     for name in [*KUBELET_SYSCTLS, "net/ipv4/ip_forward"]:
         HOST_SYSCTLS[name] = Path(f"/proc/sys/{name}").read_text()

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from sparkplane.devcluster.images import SPARK_IMAGE, SPARK_PI_JAR, SPARK_PI_PY
+from sparkplane_devcluster.images import SPARK_IMAGE, SPARK_PI_JAR, SPARK_PI_PY
 
 __all__ = ["SPARK_IMAGE", "cli", "driver_pod", "pod_logs", "run_pod", "spec", "submit", "write"]
 from sparkplane.errors import NotFoundError

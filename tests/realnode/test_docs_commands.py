@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import DevCluster
 from sparkplane.kube import Kube
+from sparkplane_devcluster import DevCluster
 from tests.docblocks import DOCS, ROOT, all_blocks, environment, run_all, workdir
 from tests.realnode.conftest import PORT_BASE
 

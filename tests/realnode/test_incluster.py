@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 import yaml
 
-from sparkplane.devcluster import DevCluster
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.model.pods import finished_at
@@ -33,6 +32,7 @@ from sparkplane.staging.settings import StagingSettings
 from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane.version import SPARKPLANE_IMAGE
 from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY
+from sparkplane_devcluster import DevCluster
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover
 from tests.realnode.conftest import SERVICE_ACCOUNT

@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from sparkplane.devcluster import DevCluster
-from sparkplane.devcluster.node import host
-from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NODE_NAME, SIMULATED_TAINT
 from sparkplane.kube import Kube
+from sparkplane_devcluster import DevCluster
+from sparkplane_devcluster.node import host
+from sparkplane_devcluster.node.plan import KUBELET_SYSCTLS, NODE_NAME, SIMULATED_TAINT
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import HOST_SYSCTLS, real_settings
 from tests.realnode.sparkapps import SPARK_IMAGE, pod_logs, run_pod

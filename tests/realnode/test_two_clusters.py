@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import DevCluster, alloc
-from sparkplane.devcluster.node import host
-from sparkplane.devcluster.node.plan import NODE_NAME
 from sparkplane.kube import Kube, connect
 from sparkplane.security.rbac import bodies, render
+from sparkplane_devcluster import DevCluster, alloc
+from sparkplane_devcluster.node import host
+from sparkplane_devcluster.node.plan import NODE_NAME
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import PORT_BASE, SERVICE_ACCOUNT, real_settings
 from tests.realnode.sparkapps import cli, driver_pod, pod_logs, run_pod, spec, submit, write

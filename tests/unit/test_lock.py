@@ -4,8 +4,9 @@ The lock (``make lock``: ``uv pip compile`` with hashes) is what ``make install`
 (``build.lock``, its part that builds, first); the sparkplane image copies this venv's runtime
 packages and the Spark image the pyspark wheel's files. These tests read the files themselves
 (no network, no resolver): every requirement of pyproject.toml (runtime, the ``dev`` extra, the
-build system) is locked at a version its range admits, every locked package is there for a
-reason, and the installed packages are the locked ones.
+build system) and of devcluster/pyproject.toml (the dev cluster's distribution, which ``make
+install`` installs with ``--no-deps``) is locked at a version its range admits, every locked
+package is there for a reason, and the installed packages are the locked ones.
 """
 
 from __future__ import annotations
@@ -22,17 +23,23 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.images import project
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.images import project
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements" / "dev.lock"
 BUILD_IN = ROOT / "requirements" / "build.in"
 BUILD_LOCK = ROOT / "requirements" / "build.lock"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+DEVCLUSTER = tomllib.loads((ROOT / "devcluster" / "pyproject.toml").read_text())
+OWN = canonicalize_name(PYPROJECT["project"]["name"])  # this checkout's: never locked
 FROM_PYPROJECT = "sparkplane (pyproject.toml)"
 FROM_BUILD_IN = "-r requirements/build.in"
 REFRESH = "run `make lock` (and commit requirements/dev.lock), then `make install`"
+# `make lock` compiles pyproject.toml only (devcluster/pyproject.toml requires this checkout's
+# sparkplane, which no index has): the dev cluster's requirements enter the lock through the dev
+# extra, which a developer of this repository installs with it
+FOR_DEVCLUSTER = "add the requirement to pyproject.toml's `dev` extra too"
 
 
 @dataclass
@@ -92,6 +99,11 @@ def declared() -> dict[str, list[Requirement]]:
         for line in (s.strip() for s in BUILD_IN.read_text().splitlines())
         if line and not line.startswith("#")
     ]
+    devcluster = [
+        Requirement(r)
+        for r in DEVCLUSTER["project"]["dependencies"]
+        + [r for extra in DEVCLUSTER["project"]["optional-dependencies"].values() for r in extra]
+    ]
     return {
         "[project].dependencies": [Requirement(r) for r in PYPROJECT["project"]["dependencies"]],
         "[project.optional-dependencies].dev": [
@@ -99,6 +111,12 @@ def declared() -> dict[str, list[Requirement]]:
         ],
         "[build-system].requires": [Requirement(r) for r in PYPROJECT["build-system"]["requires"]],
         "requirements/build.in": build_in,
+        "devcluster/pyproject.toml [project]": [
+            r for r in devcluster if canonicalize_name(r.name) != OWN
+        ],
+        "devcluster/pyproject.toml [build-system].requires": [
+            Requirement(r) for r in DEVCLUSTER["build-system"]["requires"]
+        ],
     }
 
 
@@ -122,7 +140,8 @@ def test_every_declared_requirement_is_locked_within_its_range(where: str) -> No
             wrong.append(f"{req} is not in the lock")
         elif not req.specifier.contains(pin.version, prereleases=True):
             wrong.append(f"{req} but the lock has {req.name}=={pin.version}")
-    assert not wrong, f"{where} and {LOCK.name} disagree: {'; '.join(wrong)}: {REFRESH}"
+    fix = f"{FOR_DEVCLUSTER}, {REFRESH}" if where.startswith("devcluster/") else REFRESH
+    assert not wrong, f"{where} and {LOCK.name} disagree: {'; '.join(wrong)}: {fix}"
 
 
 def test_every_locked_package_is_there_for_a_reason() -> None:
@@ -144,13 +163,31 @@ def test_every_locked_package_is_there_for_a_reason() -> None:
     assert not stale, f"stale entries in {LOCK.name}: {', '.join(stale)}: {REFRESH}"
 
 
-def test_build_in_holds_the_build_system() -> None:
+@pytest.mark.parametrize(
+    "where", ["[build-system].requires", "devcluster/pyproject.toml [build-system].requires"]
+)
+def test_build_in_holds_the_build_system(where: str) -> None:
     build_in = {canonicalize_name(r.name) for r in declared()["requirements/build.in"]}
-    for req in declared()["[build-system].requires"]:
+    for req in declared()[where]:
         assert canonicalize_name(req.name) in build_in, (
-            f"{req} of [build-system] is missing from requirements/build.in: `make install` "
-            "builds sparkplane without an isolated build env, from the lock only"
+            f"{req} of {where} is missing from requirements/build.in: `make install` "
+            "builds sparkplane and sparkplane-devcluster without an isolated build env, "
+            "from the lock only"
         )
+
+
+def test_the_dev_cluster_requires_this_checkouts_sparkplane() -> None:
+    (req,) = [
+        Requirement(r)
+        for r in DEVCLUSTER["project"]["dependencies"]
+        if canonicalize_name(Requirement(r).name) == OWN
+    ]
+    version = PYPROJECT["project"]["version"]
+    assert req.specifier.contains(version), (
+        f"devcluster/pyproject.toml requires {req}, but this checkout's sparkplane is {version}: "
+        "keep them equal"
+    )
+    assert DEVCLUSTER["project"]["version"] == version, "the two distributions share a version"
 
 
 def test_build_lock_is_the_part_of_the_lock_that_builds() -> None:

@@ -20,12 +20,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
-from sparkplane.api.client import SparkPlane
-from sparkplane.api.client_ops import AppLike
+from sparkplane.api.client import AppLike, SparkPlane
 from sparkplane.model.apps import App, Description
 from sparkplane.model.phase import Event
 from sparkplane.model.ttl import TtlDecision
+from sparkplane.security.rbac import RbacObject
 from sparkplane.usecases.create import Submitted
+from sparkplane.usecases.history import HistoryDeployed
+from sparkplane.usecases.kubeconfig import Minted
 from sparkplane.usecases.ui import UiAddress
 from sparkplane.usecases.waiting import Until
 
@@ -137,3 +139,34 @@ class AsyncSparkPlane:
 
     async def gc(self, **kwargs: Any) -> builtins.list[TtlDecision]:
         return await asyncio.to_thread(partial(self.sync.gc, **kwargs))
+
+    async def forward_ui(self, address: UiAddress, **kwargs: Any) -> None:
+        """As :meth:`SparkPlane.forward_ui` (runs until cancelled or the forward ends)."""
+        await asyncio.to_thread(partial(self.sync.forward_ui, address, **kwargs))
+
+    async def tenant_setup(self, *args: Any, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        return await asyncio.to_thread(partial(self.sync.tenant_setup, *args, **kwargs))
+
+    async def history_up(self, **kwargs: Any) -> HistoryDeployed:
+        return await asyncio.to_thread(partial(self.sync.history_up, **kwargs))
+
+    async def history_ensure(self, namespace: str | None = None) -> HistoryDeployed | None:
+        return await asyncio.to_thread(self.sync.history_ensure, namespace)
+
+    async def history_down(self, namespace: str | None = None) -> None:
+        await asyncio.to_thread(self.sync.history_down, namespace)
+
+    async def history_conf(self, namespace: str | None = None) -> dict[str, str]:
+        return await asyncio.to_thread(self.sync.history_conf, namespace)
+
+    async def history_address(self, app_id: str | None = None, **kwargs: Any) -> UiAddress:
+        return await asyncio.to_thread(partial(self.sync.history_address, app_id, **kwargs))
+
+    async def rbac(self, *args: Any, **kwargs: Any) -> builtins.list[RbacObject]:
+        return await asyncio.to_thread(partial(self.sync.rbac, *args, **kwargs))
+
+    async def kubeconfig(self, *args: Any, **kwargs: Any) -> Minted:
+        return await asyncio.to_thread(partial(self.sync.kubeconfig, *args, **kwargs))
+
+    async def install_operator(self, **kwargs: Any) -> builtins.list[str]:
+        return await asyncio.to_thread(partial(self.sync.install_operator, **kwargs))

@@ -19,28 +19,37 @@ from __future__ import annotations
 import builtins
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from sparkplane.api.client_ops import AppLike, AppOperations
-from sparkplane.errors import ConfigError
+from sparkplane.errors import AppNotFoundError, ConfigError, TimeoutExpired
 from sparkplane.model.apps import App, Description, Mode
 from sparkplane.usecases import connection
 
 if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
     from sparkplane.kube import Kube
+    from sparkplane.model.phase import Event
+    from sparkplane.model.ttl import TtlDecision
+    from sparkplane.security.rbac import RbacObject
+    from sparkplane.security.rules import Identity
     from sparkplane.spec import SparkApp
     from sparkplane.usecases.create import SubmitOptions, Submitted
+    from sparkplane.usecases.history import HistoryDeployed
+    from sparkplane.usecases.kubeconfig import Minted
     from sparkplane.usecases.sources import PathLike, Source
     from sparkplane.usecases.tracker import Tracker
+    from sparkplane.usecases.ui import UiAddress
+    from sparkplane.usecases.waiting import Until
 
 SpecSource = Union["SparkApp", "PathLike", Mapping[str, Any]]
+#: An application: as found (:class:`App`), as submitted, or by name.
+AppLike = Union[App, "Submitted", str]
 Obj = dict[str, Any]
 
 
-class SparkPlane(AppOperations):
+class SparkPlane:
     """A connection to one cluster and a default namespace (the context's, as kubectl)."""
 
     def __init__(
@@ -264,6 +273,375 @@ class SparkPlane(AppOperations):
         from sparkplane.usecases import tenant
 
         return tenant.setup(self.kube, settings)
+
+    # -- operations on submitted applications ----------------------------------------------
+
+    def get(self, app: AppLike, namespace: str | None = None) -> App:
+        """The current state of one application (native or operator)."""
+        from sparkplane.usecases import query
+
+        name, ns = self._ref(app, namespace)
+        return query.get_app(self.kube, name, ns)
+
+    def tracker(self, namespace: str | None = None) -> Tracker:
+        """The shared, started tracker for a namespace (None: all namespaces)."""
+        from sparkplane.usecases.tracker import Tracker
+
+        with self._lock:
+            if namespace not in self._trackers:
+                self._trackers[namespace] = Tracker(self.kube, namespace).start()
+            return self._trackers[namespace]
+
+    def wait(
+        self,
+        app: AppLike,
+        until: Until = "finished",
+        *,
+        timeout: float | None = None,
+        on_change: Callable[[App], None] | None = None,
+        namespace: str | None = None,
+    ) -> App:
+        """Block until the app's state satisfies ``until`` (default: finished)."""
+        from sparkplane.usecases import waiting
+
+        name, ns = self._ref(app, namespace)
+        waiting.condition(until)  # an unknown condition fails before anything is watched
+        tracker = self.tracker(ns)
+        unsubscribe = (
+            tracker.subscribe(
+                lambda a: on_change(a) if (a.namespace, a.name) == (ns, name) else None
+            )
+            if on_change
+            else lambda: None
+        )
+        try:
+            if on_change:
+                on_change(tracker.get(ns, name) or self.get(name, ns))
+            for done in waiting.as_completed(
+                tracker, [(ns, name)], until, timeout=timeout, fetch=self.get
+            ):
+                return done
+        except TimeoutExpired as exc:
+            now = tracker.get(ns, name)
+            state = f" (now {now.state})" if now else ""
+            raise TimeoutExpired(
+                f"{name} did not reach {until} within {timeout or 0:.0f}s{state}"
+            ) from exc
+        finally:
+            unsubscribe()
+        raise TimeoutExpired(f"{name} did not reach {until}")  # pragma: no cover
+
+    def as_completed(
+        self,
+        apps: Iterable[AppLike],
+        until: Until = "finished",
+        *,
+        timeout: float | None = None,
+    ) -> Iterator[App]:
+        """Yield each app as it reaches ``until``, in the order they do (one shared watch)."""
+        from sparkplane.usecases import waiting
+
+        refs = [(ns, name) for name, ns in (self._ref(a, None) for a in apps)]
+        namespaces = {ns for ns, _ in refs}
+        tracker = self.tracker(namespaces.pop() if len(namespaces) == 1 else None)
+        return waiting.as_completed(tracker, refs, until, timeout=timeout, fetch=self.get)
+
+    def wait_all(
+        self,
+        apps: Iterable[AppLike],
+        until: Until = "finished",
+        *,
+        timeout: float | None = None,
+        on_done: Callable[[App], None] | None = None,
+    ) -> builtins.list[App]:
+        """Wait for every app; ``on_done`` is called for each as it finishes."""
+        done = []
+        for app in self.as_completed(apps, until, timeout=timeout):
+            if on_done:
+                on_done(app)
+            done.append(app)
+        return done
+
+    def watch(self, namespace: str | None = None, *, timeout: float | None = None) -> Iterator[App]:
+        """Yield every app, then an app every time its state changes (until ``timeout``)."""
+        from sparkplane.usecases.waiting import watch
+
+        return watch(self.tracker(namespace), namespace, timeout=timeout)
+
+    # -- operations -----------------------------------------------------------------------
+    def logs(
+        self,
+        app: AppLike,
+        *,
+        executor: int | None = None,
+        follow: bool = False,
+        since: timedelta | None = None,
+        tail: int | None = None,
+        namespace: str | None = None,
+        notice: Callable[[str], None] = lambda _: None,
+    ) -> Iterator[str]:
+        """Log lines of the driver (or executor N); ``follow`` streams until the pod ends.
+
+        Once the pod is gone, the lines come from the log archive and ``notice`` says so."""
+        from sparkplane.history.logs import live_or_archived
+        from sparkplane.usecases.logs import stream_logs
+
+        name, ns = self._ref(app, namespace)
+        missing: AppNotFoundError | None = None
+        try:
+            resolved = self._app(app, namespace)
+        except AppNotFoundError as exc:  # gone: the archive may have its logs
+            missing = exc
+
+        def live() -> Iterator[str]:
+            return stream_logs(
+                self.kube,
+                resolved,
+                executor=executor,
+                follow=follow,
+                since_seconds=int(since.total_seconds()) if since else None,
+                tail_lines=tail,
+            )
+
+        return live_or_archived(
+            None if missing else live,
+            ns,
+            name,
+            executor,
+            tail=tail,
+            notice=notice,
+            missing=missing,
+            kube=self.kube,
+        )
+
+    def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Event]:
+        """Every event of the app's objects, oldest first (``Event.raw``: the API's object)."""
+        from sparkplane.usecases.events import app_events
+
+        return app_events(self.kube, self._app(app, namespace))
+
+    def ui(
+        self,
+        app: AppLike,
+        *,
+        wait: float = 0.0,
+        namespace: str | None = None,
+        history: bool = True,
+    ) -> UiAddress:
+        """Where the app's Spark UI is: its Ingress (once the load balancer has an address),
+        else its driver pod for :meth:`forward_ui`; a finished (or deleted) app's page in the
+        namespace's History Server when there is one (``via="history"``; not with
+        ``history=False``). ``sparkplane ui APP`` prints or forwards exactly this."""
+        from sparkplane.usecases.history import page_of_finished
+        from sparkplane.usecases.ui import ui_address
+
+        name, ns = self._ref(app, namespace)
+        if history and (page := page_of_finished(self.kube, ns, name)) is not None:
+            return page
+        return ui_address(self.kube, self._app(app, namespace), wait=wait)
+
+    def forward_ui(
+        self,
+        address: UiAddress,
+        *,
+        local_port: int = 4040,
+        on_ready: Callable[[str], None] = lambda _: None,
+        namespace: str | None = None,
+    ) -> None:
+        """Port-forward a local port to ``address`` (``ui`` without an Ingress address: the
+        driver's UI or the History Server page);
+        ``on_ready`` gets the local URL; blocks until the forward ends (Ctrl-C)."""
+        from sparkplane.usecases.ui import forward_ui
+
+        ns = namespace or self.namespace
+        forward_ui(self.kube, address, ns, local_port=local_port, on_ready=on_ready)
+
+    def kill(
+        self,
+        app: AppLike,
+        *,
+        wait: bool = False,
+        timeout: float = 120.0,
+        namespace: str | None = None,
+        progress: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        """Delete the app's owner (Background); ``wait`` until the GC removed all it owned."""
+        resolved = self._app(app, namespace)
+        from sparkplane.usecases.kill import kill
+
+        kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
+
+    def gc(
+        self,
+        *,
+        older_than: timedelta | None,
+        dry_run: bool = False,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        grace: timedelta | None = None,
+    ) -> builtins.list[TtlDecision]:
+        """Delete finished native drivers past their TTL (per app, else ``older_than``), and
+        half-made ones older than ``grace`` (default 5 minutes; ``lifecycle.halfmade``)."""
+        ns = None if all_namespaces else namespace or self.namespace
+        from sparkplane.model.halfmade import DEFAULT_GRACE
+        from sparkplane.usecases.gc import collect_garbage
+
+        return collect_garbage(
+            self.kube,
+            ns,
+            default_ttl=older_than,
+            dry_run=dry_run,
+            grace=DEFAULT_GRACE if grace is None else grace,
+        )
+
+    def _app(self, app: AppLike, namespace: str | None) -> App:
+        return app if isinstance(app, App) else self.get(app, namespace)
+
+    def _ref(self, app: AppLike, namespace: str | None) -> tuple[str, str]:
+        if not isinstance(app, str):  # an App or a Submitted
+            return app.name, app.namespace
+        if not app:
+            raise AppNotFoundError("no application name given")
+        return app, namespace or self.namespace
+
+    # -- the History Server (what remains after the driver) ---------------------------------
+
+    def history_up(
+        self,
+        *,
+        host_path: str | None = None,
+        claim: str | None = None,
+        log_dir: str | None = None,
+        default: bool = True,
+        retention: timedelta = timedelta(days=7),
+        image: str | None = None,
+        wait: float = 0.0,
+        namespace: str | None = None,
+    ) -> HistoryDeployed:
+        """Deploy (or update) the namespace's Spark History Server and its event-log store:
+        a node path (default: the namespace's own directory), a ReadWriteMany ``claim`` or your
+        own ``log_dir`` URI; ``default``: event logs for every app of the namespace. With
+        ``wait``, returns once a server pod is ready (``sparkplane history up``)."""
+        from sparkplane.usecases import history
+        from sparkplane.version import SPARK_IMAGE
+
+        ns = namespace or self.namespace
+        store = history.store_for(
+            ns,
+            host_path=host_path,
+            claim=claim,
+            log_dir=log_dir,
+            default=default,
+            retention=retention,
+        )
+        deployed = history.up(self.kube, ns, store, image or SPARK_IMAGE)
+        if wait:
+            history.ready_pod(self.kube, ns, wait)
+        return deployed
+
+    def history_ensure(self, namespace: str | None = None) -> HistoryDeployed | None:
+        """Deploy the History Server with the defaults if the namespace has none (bare
+        ``sparkplane history``); None when it already had one."""
+        from sparkplane.usecases import history
+
+        return history.ensure(self.kube, namespace or self.namespace)
+
+    def history_down(self, namespace: str | None = None) -> None:
+        """Remove the History Server and the event-log settings (the event logs stay)."""
+        from sparkplane.usecases import history
+
+        history.down(self.kube, namespace or self.namespace)
+
+    def history_conf(self, namespace: str | None = None) -> dict[str, str]:
+        """The Spark conf that gives one app event logs (``sparkplane history conf``)."""
+        from sparkplane.usecases import history
+
+        return history.conf(self.kube, namespace or self.namespace)
+
+    def history_address(
+        self, app_id: str | None = None, *, wait: float = 0.0, namespace: str | None = None
+    ) -> UiAddress:
+        """The History Server's ready pod and port (``app_id``: that app's page), for
+        :meth:`forward_ui` (``sparkplane history open``)."""
+        from sparkplane.usecases import history
+
+        return history.address(self.kube, namespace or self.namespace, app_id, wait=wait)
+
+    # -- least-privilege access ---------------------------------------------------------------
+
+    def rbac(
+        self,
+        identity: Identity | str,
+        namespace: str | None = None,
+        *,
+        service_account: str | None = None,
+        target_namespaces: Sequence[str] = (),
+        cluster_wide: bool = False,
+        apply: bool = False,
+        progress: Callable[[str], None] = lambda _: None,
+    ) -> builtins.list[RbacObject]:
+        """The minimal RBAC of an identity (``client``, ``driver``, ``operator``, ``staging``,
+        ``gc``...), every rule saying why it exists; ``apply``: server-side applied too
+        (``sparkplane rbac``; ``progress`` hears each object applied). Returns the objects, each
+        with its rules' reasons (:func:`sparkplane.security.rbac.to_yaml` prints them)."""
+        from sparkplane.usecases import access
+
+        return access.rbac(
+            self._kube if apply else None,
+            identity,
+            namespace or self.namespace,
+            service_account=service_account,
+            target_namespaces=target_namespaces,
+            cluster_wide=cluster_wide,
+            progress=progress,
+        )
+
+    def kubeconfig(
+        self,
+        service_account: str,
+        namespace: str | None = None,
+        *,
+        duration: timedelta = timedelta(hours=1),
+        cluster_name: str = "sparkplane",
+        force: bool = False,
+    ) -> Minted:
+        """A kubeconfig for a service account: a TokenRequest token (10 min to 7 days unless
+        ``force``), the CA embedded (``sparkplane kubeconfig``); ``.text()`` is the file."""
+        from sparkplane.usecases.kubeconfig import check_duration, mint_kubeconfig
+
+        check_duration(duration, force=force)
+        return mint_kubeconfig(
+            self.kube,
+            service_account,
+            namespace or self.namespace,
+            duration=duration,
+            cluster_name=cluster_name,
+            force=force,
+        )
+
+    # -- the operator -------------------------------------------------------------------------
+
+    def install_operator(
+        self,
+        *,
+        operator: bool = False,
+        watch: Sequence[str] = (),
+        operator_namespace: str | None = None,
+        image: str | None = None,
+    ) -> builtins.list[str]:
+        """Server-side apply the SparkApplication and SparkCluster CRDs (and, with ``operator``,
+        the operator: cluster-wide, or for the ``watch`` namespaces) (``sparkplane operator
+        install``); ``Kind name`` of everything applied."""
+        from sparkplane.operator.deploy import manifests as deploy
+        from sparkplane.usecases.operator_install import install
+
+        return install(
+            self.kube,
+            operator=operator,
+            watch=watch,
+            operator_namespace=operator_namespace or deploy.DEFAULT_NAMESPACE,
+            image=image or deploy.DEFAULT_IMAGE,
+        )
 
 
 def _options(options: Mapping[str, Any]) -> SubmitOptions:

@@ -4,7 +4,10 @@ the command line) shows the traceback instead.
 
 Commands are registered by name with their one-line help (:data:`COMMANDS`), and their module is
 imported when that command runs, so ``sparkplane --help`` and ``sparkplane get apps`` do not
-import the operator, the staging server, rich or prometheus_client.
+import the operator, the staging server, rich or prometheus_client. Other distributions add
+commands through the ``sparkplane.cli`` entry-point group (:data:`PLUGIN_GROUP`), read only when
+a command is not a built-in one: ``dev-cluster`` comes from sparkplane-devcluster, and without it
+``sparkplane dev-cluster`` says what to install (exit 2).
 
 Help is plain text for every command (:func:`_plain`: click's formatter, which wraps the help
 column and never cuts an option name, at any width). Shell completion (bash, zsh, fish) is
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.core
@@ -25,6 +28,9 @@ import typer.main
 from typer._click import core as click  # typer >= 0.29 vendors click
 
 from sparkplane.cli import argv as cli_argv
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 # name -> (module, attribute, short help); attribute is a Typer; a ":" suffix picks one of its
 # commands (the module's Typer holds several) instead of mounting the whole Typer as a group
@@ -63,23 +69,55 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "kubeconfig": ("sparkplane.cli.security", "app:kubeconfig", "A service-account kubeconfig."),
     "tenant": ("sparkplane.cli.tenant", "app", "Hold a namespace to the tenant pod policy."),
     "operator": ("sparkplane.cli.operator", "app", "The spark.apache.org operator."),
-    "dev-cluster": ("sparkplane.cli.devcluster", "app", "The embedded local control plane."),
     "staging": ("sparkplane.staging.cli", "staging_app", "The resource staging server."),
     "history": ("sparkplane.cli.history", "app", "The Spark History Server: finished apps."),
     "fetch": ("sparkplane.staging.cli", "fetch_app", "Download staged files (init-container)."),
 }
+# Commands of other distributions: each is an entry point ``name = "module:Typer"`` in this group.
+# Those of this repository are named here (name -> distribution, one-line help), so that help
+# lists them and running one that is not installed says which distribution to install.
+PLUGIN_GROUP = "sparkplane.cli"
+PLUGINS: dict[str, tuple[str, str]] = {
+    "dev-cluster": ("sparkplane-devcluster", "The embedded local control plane."),
+}
 EXIT_UNREACHABLE = 11
+EXIT_NOT_INSTALLED = 2
 
 
-def _load(name: str) -> click.Command:
+def _plugins() -> dict[str, EntryPoint]:
+    """The installed plugin commands (entry points) by name; never one that shadows a built-in."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP) if ep.name not in COMMANDS}
+
+
+def command_names() -> list[str]:
+    """Every command this installation can run: the built-ins, then the installed plugins."""
+    return [*COMMANDS, *sorted(_plugins())]
+
+
+def _load_plugin(name: str) -> click.Command | None:
+    plugin = _plugins().get(name)
+    if plugin is None:
+        if name not in PLUGINS:
+            return None  # click: "No such command"
+        from sparkplane.errors import SparkplaneError
+
+        dist = PLUGINS[name][0]
+        error = SparkplaneError(
+            f"`sparkplane {name}` comes with the {dist} distribution, which is not installed: "
+            f"pip install {dist} (in a sparkplane checkout: make install)"
+        )
+        error.exit_code = EXIT_NOT_INSTALLED
+        raise error
+    return _plain(typer.main.get_command(plugin.load()))
+
+
+def _load(name: str) -> click.Command | None:
+    if name not in COMMANDS:
+        return _load_plugin(name)
     module, attr, _ = COMMANDS[name]
     obj_name, _, member = attr.partition(":")
-    if name == "dev-cluster":  # the simulator lives with the operator commands
-        from sparkplane.cli import devcluster
-        from sparkplane.cli import operator as operator_cli
-
-        if "simulate" not in {c.name for c in devcluster.app.registered_commands}:
-            devcluster.app.command("simulate")(operator_cli.simulate)
     if name == "fetch":
         from sparkplane.staging.cli import fetch_command
 
@@ -108,21 +146,29 @@ def _plain(command: click.Command) -> click.Command:
 
 
 class LazyGroup(typer.core.TyperGroup):
-    """A group whose sub-commands are imported when used, listed from :data:`COMMANDS`."""
+    """A group whose sub-commands are imported when used, listed from :data:`COMMANDS` and the
+    installed plugins (:data:`PLUGIN_GROUP`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+        return command_names()
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
         command = _load(cmd_name)
-        command.name = cmd_name
+        if command is not None:
+            command.name = cmd_name
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:  # type: ignore[name-defined]
+        installed = _plugins()
+        rows = [(n, h) for n, (_, _, h) in COMMANDS.items()]
+        for name, plugin in sorted(installed.items()):
+            dist = plugin.dist.name if plugin.dist else "another distribution"
+            rows.append((name, PLUGINS.get(name, ("", f"A command of {dist}."))[1]))
+        for name, (dist, short) in PLUGINS.items():
+            if name not in installed:
+                rows.append((name, f"{short} (not installed: pip install {dist})"))
         with formatter.section("Commands"):
-            formatter.write_dl([(n, h) for n, (_, _, h) in COMMANDS.items()])
+            formatter.write_dl(rows)
 
 
 app = typer.Typer(

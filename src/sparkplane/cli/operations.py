@@ -61,13 +61,10 @@ def ui(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Print the Spark UI address; without an Ingress address, port-forward to the driver."""
-    from sparkplane.cli.history import open_in_history
-
+    """Print the Spark UI address; without an Ingress address, port-forward to the driver (a
+    finished app: to its page in the namespace's History Server, when there is one)."""
     sp = client(kubeconfig, context, namespace)
-    if not no_forward and open_in_history(sp, name, sp.namespace, port):
-        return  # finished: its page in the History Server
-    address = sp.ui(name, wait=wait_seconds)
+    address = sp.ui(name, wait=wait_seconds, history=not no_forward)
     if address.url:
         write(address.url)
         return
@@ -82,10 +79,13 @@ def ui(
         raise typer.Exit(1)
 
     def ready(local: str) -> None:
-        note(
-            f"no Ingress address; forwarding {local} -> {sp.namespace}/{address.pod}:"
-            f"{address.port} (Ctrl-C to stop)"
-        )
+        where = f"{sp.namespace}/{address.pod}"
+        if address.via == "history":
+            note(f"History Server: forwarding {local} -> {where} (Ctrl-C to stop)")
+        else:
+            note(
+                f"no Ingress address; forwarding {local} -> {where}:{address.port} (Ctrl-C to stop)"
+            )
         write(local)
 
     sp.forward_ui(address, local_port=port, on_ready=ready)

@@ -1,28 +1,26 @@
 """``sparkplane operator``: install the CRDs, print the deploy manifests, run the operator.
 
-Also ``simulate`` (mounted as ``sparkplane dev-cluster simulate``): the Spark driver simulator
-of the dev cluster. Commands only; the logic lives in ``sparkplane.operator`` and
-``sparkplane.devcluster.simulator``.
+Commands only; the logic lives in ``sparkplane.operator``. (The dev cluster's driver simulator,
+``sparkplane dev-cluster simulate``, is a command of the sparkplane-devcluster distribution.)
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from sparkplane.cli.console import out, progress
-from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.cli.options import Context, Kubeconfig, client, make_kube
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.operator.core.settings import Limits, merge
 from sparkplane.operator.deploy import manifests as deploy
-from sparkplane.operator.deploy.install import apply_objects, install_crds
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.podpolicy import CHECK_NAMES
 
@@ -60,17 +58,12 @@ def install(
 ) -> None:
     """Server-side apply the SparkApplication and SparkCluster CRDs (and, with --operator, the
     operator: cluster-wide, or namespaced when --namespace is given)."""
-    kube = make_kube(kubeconfig, context)
-    for line in install_crds(kube):
-        out.print(f"{line} applied")
-    if operator:
-        objects = (
-            deploy.namespaced(list(watch), operator_namespace, image)
-            if watch
-            else deploy.cluster_wide(operator_namespace, image)
+    with client(kubeconfig, context, None) as sp:
+        applied = sp.install_operator(
+            operator=operator, watch=watch or (), operator_namespace=operator_namespace, image=image
         )
-        for line in apply_objects(kube, objects):
-            out.print(f"{line} applied")
+    for line in applied:
+        out.print(f"{line} applied")
 
 
 @app.command()
@@ -246,27 +239,3 @@ def run(
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")
     Operator(kube, settings).run_forever()
-
-
-def simulate(
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    namespace: Annotated[
-        str | None, typer.Option("-n", "--namespace", help="Only this namespace (default: all).")
-    ] = None,
-) -> None:
-    """SIMULATOR: create executor pods for running driver pods, as a Spark driver would.
-
-    For the dev cluster only (KWOK runs no containers). Runs until interrupted.
-    """
-    from sparkplane.devcluster.simulator import DriverSimulator
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    sim = DriverSimulator(make_kube(kubeconfig, context), namespace).start()
-    progress(f"simulating Spark drivers in {namespace or 'all namespaces'} (Ctrl-C stops)")
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sim.stop()

@@ -1,5 +1,6 @@
 """``sparkplane rbac`` and ``sparkplane kubeconfig``: least-privilege identities and their
-credentials. Commands only: the rules live in ``sparkplane.security``.
+credentials. Parse and print only: :meth:`~sparkplane.SparkPlane.rbac` and
+:meth:`~sparkplane.SparkPlane.kubeconfig` do the work (the rules live in ``sparkplane.security``).
 
 Mount both as top-level commands: ``root.add_typer(security.app)`` (no name) or
 ``root.command("rbac")(security.rbac)`` and ``root.command("kubeconfig")(security.kubeconfig)``.
@@ -13,13 +14,13 @@ from typing import Annotated
 
 import typer
 
+from sparkplane.api.client import SparkPlane
 from sparkplane.cli.console import err, out, progress
-from sparkplane.cli.options import Context, Kubeconfig, make_kube
-from sparkplane.kube.refs import describe
+from sparkplane.cli.options import Context, Kubeconfig, client
 from sparkplane.model.ttl import parse_duration
-from sparkplane.security.rbac import bodies, render, to_json, to_yaml
+from sparkplane.security.rbac import to_json, to_yaml
 from sparkplane.security.rules import Identity
-from sparkplane.usecases.kubeconfig import check_duration, mint_kubeconfig, write_private
+from sparkplane.usecases.kubeconfig import check_duration, write_private
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -66,24 +67,22 @@ def rbac(
     context: Context = None,
 ) -> None:
     """Render (or --apply) the minimal RBAC of an identity; every rule says why it exists."""
-    objects = render(
-        identity,
-        namespace,
-        service_account=service_account,
-        namespaces=target_namespace or (),
-        cluster_wide=cluster_wide,
-    )
+    sp = client(kubeconfig, context, namespace) if apply else SparkPlane.offline(namespace)
+    try:
+        objects = sp.rbac(
+            identity,
+            namespace,
+            service_account=service_account,
+            target_namespaces=target_namespace or (),
+            cluster_wide=cluster_wide,
+            apply=apply,
+            progress=progress,
+        )
+    finally:
+        sp.close()
     if not apply:
         text = to_json(objects) + "\n" if output is Format.json else to_yaml(objects)
         out.print(text, end="", markup=False, highlight=False)
-        return
-    kube = make_kube(kubeconfig, context)
-    try:
-        for body in bodies(objects):
-            kube.apply(body)
-            progress(f"applied {describe(body)}")
-    finally:
-        kube.close()
 
 
 @app.command("kubeconfig")
@@ -112,18 +111,10 @@ def kubeconfig(
     """Write a kubeconfig for a service account (TokenRequest API, CA embedded, expiring)."""
     lifetime = parse_duration(duration, field="--duration")
     check_duration(lifetime, force=force)  # before connecting
-    kube = make_kube(kubeconfig, context)
-    try:
-        minted = mint_kubeconfig(
-            kube,
-            service_account,
-            namespace,
-            duration=lifetime,
-            cluster_name=cluster_name,
-            force=force,
+    with client(kubeconfig, context, namespace) as sp:
+        minted = sp.kubeconfig(
+            service_account, namespace, duration=lifetime, cluster_name=cluster_name, force=force
         )
-    finally:
-        kube.close()
     if output_file is None or str(output_file) == "-":
         out.print(minted.text(), end="", markup=False, highlight=False)
     else:

@@ -19,12 +19,15 @@ UI_PORT = 4040
 
 @dataclass(frozen=True)
 class UiAddress:
-    """Where the UI is: an URL through an Ingress, or a pod and port to forward to."""
+    """Where the UI is: an URL through an Ingress, or a pod and port (and the page ``path``
+    on it) to forward to. ``via``: ``ingress``, ``port-forward`` (the live driver) or
+    ``history`` (a finished app's page in its namespace's History Server)."""
 
     url: str | None
     pod: str | None = None
     port: int = UI_PORT
     via: str = "ingress"
+    path: str = ""
 
 
 def ingress_url(ingress: Obj) -> str | None:
@@ -73,19 +76,20 @@ def forward_ui(
     local_port: int = UI_PORT,
     on_ready: Callable[[str], None] = lambda _: None,
 ) -> None:
-    """Forward ``local_port`` (0: any free port) to the driver pod's UI port until interrupted;
-    ``on_ready`` gets the local URL once listening. A taken port raises
+    """Forward ``local_port`` (0: any free port) to the address's pod and port (the driver's
+    UI, or the History Server) until interrupted; ``on_ready`` gets the local URL (with the
+    address's page path) once listening. A taken port raises
     :class:`~sparkplane.errors.LocalPortError` before anything is printed."""
     from sparkplane.errors import AppNotFoundError
     from sparkplane.kube.portforward import forward, listen
 
     if not address.pod:
-        raise AppNotFoundError("no driver pod to port-forward to")
+        raise AppNotFoundError("no pod to port-forward to")
     server = listen(local_port)  # a taken port fails here: LocalPortError, nothing printed
     thread = threading.Thread(
         target=forward, args=(kube, address.pod, namespace, address.port, server), daemon=True
     )
     thread.start()
-    on_ready(f"http://127.0.0.1:{server.getsockname()[1]}")
+    on_ready(f"http://127.0.0.1:{server.getsockname()[1]}{address.path}")
     while thread.is_alive():
         thread.join(1)

@@ -17,7 +17,7 @@ import pytest
 from typer._click import core as click
 from typer.testing import CliRunner
 
-from sparkplane.cli.main import COMMANDS, _load, app
+from sparkplane.cli.main import _load, app, command_names
 from sparkplane.spec.submit_args import CONF_FLAGS, FLAG_ONLY, NOT_SPEC, VALUE_FLAGS
 
 SPARKPLANE = str(Path(sys.executable).with_name("sparkplane"))
@@ -32,8 +32,10 @@ def _commands() -> Iterator[tuple[list[str], click.Command]]:
         for name, sub in sorted(getattr(command, "commands", {}).items()):
             yield from walk([*path, name], sub)
 
-    for name in COMMANDS:
-        yield from walk([name], _load(name))
+    for name in command_names():  # the built-ins and the installed plugins (dev-cluster)
+        command = _load(name)
+        assert command is not None, name
+        yield from walk([name], command)
 
 
 def _help(words: list[str]) -> str:

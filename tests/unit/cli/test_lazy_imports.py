@@ -47,7 +47,9 @@ def test_help_imports_no_command_module():
     code, modules = _run(["--help"])
     assert code == 0
     assert not [
-        h for h in (*HEAVY, "sparkplane.kube", "sparkplane.cli.apps") if _loaded(modules, h)
+        h
+        for h in (*HEAVY, "sparkplane.kube", "sparkplane.cli.apps", "sparkplane_devcluster")
+        if _loaded(modules, h)
     ]
 
 

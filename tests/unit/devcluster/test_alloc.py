@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import alloc, registry
-from sparkplane.devcluster.alloc import Claim
-from sparkplane.devcluster.cluster import DevCluster, DevClusterSettings
-from sparkplane.devcluster.node.plan import NodePlan
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import alloc, registry
+from sparkplane_devcluster.alloc import Claim
+from sparkplane_devcluster.cluster import DevCluster, DevClusterSettings
+from sparkplane_devcluster.node.plan import NodePlan
 
 
 def test_the_issue_s_port_bases_once_shared_an_index_and_now_get_two() -> None:

@@ -10,10 +10,10 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from sparkplane.devcluster import components
-from sparkplane.devcluster.build import Binaries, cached_binaries
-from sparkplane.devcluster.cluster import node_ready
-from sparkplane.devcluster.pki import ensure_pki
+from sparkplane_devcluster import components
+from sparkplane_devcluster.build import Binaries, cached_binaries
+from sparkplane_devcluster.cluster import node_ready
+from sparkplane_devcluster.pki import ensure_pki
 
 BINS = Binaries(*(Path(f"/bin/{n}") for n in ("etcd", "apiserver", "kcm", "sched", "kwok")))
 
@@ -43,7 +43,7 @@ def test_controller_manager_runs_every_default_controller(tmp_path: Path):
 
 
 def test_stages_cover_the_documented_pod_lifecycle():
-    text = resources.files("sparkplane.devcluster").joinpath("data/stages.yaml").read_text()
+    text = resources.files("sparkplane_devcluster").joinpath("data/stages.yaml").read_text()
     docs = list(yaml.safe_load_all(text))
     names = {d["metadata"]["name"] for d in docs}
     assert {"sp-pod-running", "sp-pod-succeed", "sp-pod-fail", "sp-pod-delete"} <= names

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster import DevCluster, DevClusterSettings, build, process
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import DevCluster, DevClusterSettings, build, process
 
 
 def test_missing_go_says_what_to_install(monkeypatch: pytest.MonkeyPatch):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster.images import builder, cache, debian, project, spark
-from sparkplane.devcluster.images.builder import ImagePlan, LayerPlan
-from sparkplane.devcluster.images.debian import BaseLayer
-from sparkplane.devcluster.images.layers import data_file, write_layer
+from sparkplane_devcluster.images import builder, cache, debian, project, spark
+from sparkplane_devcluster.images.builder import ImagePlan, LayerPlan
+from sparkplane_devcluster.images.debian import BaseLayer
+from sparkplane_devcluster.images.layers import data_file, write_layer
 
 
 def test_content_key_is_stable_and_follows_the_recipe():

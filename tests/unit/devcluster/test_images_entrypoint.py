@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.devcluster.images.spark import data
+from sparkplane_devcluster.images.spark import data
 
 RECORDER = """#!/bin/bash
 printf '%s\\0' "$@" > "$RECORD_DIR/$(basename "$0")"

@@ -8,7 +8,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from sparkplane.devcluster.images.layers import (
+from sparkplane_devcluster.images.layers import (
     MTIME,
     Entry,
     data_file,

@@ -8,8 +8,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from sparkplane.devcluster.images import oci
-from sparkplane.devcluster.images.layers import LayerBlob, data_file, write_layer
+from sparkplane_devcluster.images import oci
+from sparkplane_devcluster.images.layers import LayerBlob, data_file, write_layer
 
 REF = "docker.io/sparkplane/spark:4.0.1"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import sparkplane
-from sparkplane.devcluster import versions
-from sparkplane.devcluster.images import debian, project, spark
-from sparkplane.devcluster.images.layers import Entry, write_layer
 from sparkplane.errors import DevClusterError
+from sparkplane_devcluster import versions
+from sparkplane_devcluster.images import debian, project, spark
+from sparkplane_devcluster.images.layers import Entry, write_layer
 
 PASSWD = "root:x:0:0:root:/root:/bin/bash\n"
 GROUP = "root:x:0:\n"
@@ -73,7 +73,9 @@ def test_sparkplane_source_layer_has_package_byte_code_metadata_and_script(tmp_p
     entries = {e.path: e for e in project.source_layer()}
     lib = project.LIB
     assert f"{lib}/sparkplane/__init__.py" in entries
-    assert f"{lib}/sparkplane/devcluster/images/data/spark-entrypoint.sh" in entries
+    assert f"{lib}/sparkplane/py.typed" in entries  # the package's data files too
+    # the dev cluster is a distribution of its own: the image's sparkplane does not hold it
+    assert not [p for p in entries if "devcluster" in p]
     pyc = entries[f"{lib}/sparkplane/__pycache__/__init__.cpython-311.pyc"]
     flags = int.from_bytes(_content(pyc)[4:8], "little")
     assert flags == 0b11, "hash-based, checked byte code (valid whatever the file times)"

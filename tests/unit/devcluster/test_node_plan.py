@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sparkplane.devcluster.node import host
-from sparkplane.devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
+from sparkplane_devcluster.node import host
+from sparkplane_devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
 
 
 def test_two_indexes_get_apart_names_and_subnets(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sparkplane.devcluster import relay
+from sparkplane_devcluster import relay
 
 
 def _free_port() -> int:

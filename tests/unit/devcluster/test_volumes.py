@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from sparkplane.devcluster import volumes
+from sparkplane_devcluster import volumes
 
 
 def test_volumes_are_classless_hostpaths_under_the_state_dir(tmp_path: Path) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkplane.devcluster.simulator import SIMULATED_BY, executor_count, plan_executors
 from sparkplane.operator.core.cluster import cluster_objects, decide_cluster
 from sparkplane.operator.core.decision import CreateResources, DeleteResources
 from sparkplane.operator.core.states import history_states
+from sparkplane_devcluster.simulator import SIMULATED_BY, executor_count, plan_executors
 from tests.unit.operator.opfixtures import UID, at
 
 

@@ -1,0 +1,213 @@
+"""``sparkplane dev-cluster``: the embedded local control plane (etcd, apiserver, KWOK...).
+
+A plugin of the ``sparkplane`` command: this distribution's entry point in the ``sparkplane.cli``
+group names :data:`app`, which ``sparkplane.cli.main`` mounts as ``dev-cluster`` when it is
+installed. ``simulate`` is the driver simulator (:mod:`sparkplane_devcluster.simulator`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sparkplane.cli.console import note, progress, table, write
+from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane_devcluster import DevCluster, DevClusterSettings
+
+app = typer.Typer(
+    help="A real local Kubernetes control plane built from Go modules; KWOK plays the kubelets "
+    "of simulated nodes, and with --real-node a real kubelet + containerd + runc runs pods.",
+    no_args_is_help=True,
+)
+
+StateDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--state-dir",
+        help="Where the cluster keeps PKI, logs and state.",
+        envvar="SPARKPLANE_STATE_DIR",
+    ),
+]
+PortBase = Annotated[
+    int | None,
+    typer.Option(
+        "--port-base",
+        help="First of seven loopback ports (apiserver = base); default "
+        "$SPARKPLANE_DEV_PORT_BASE or 16443. Refused if another dev cluster's ports overlap.",
+        show_default=False,
+    ),
+]
+
+
+def _cluster(state_dir: Path | None, port_base: int | None = None, **kw: object) -> DevCluster:
+    """The cluster of ``state_dir``; the port base, when not given, comes from the settings
+    (the one reader of SPARKPLANE_DEV_PORT_BASE)."""
+    if state_dir is not None:
+        kw["state_dir"] = state_dir
+    if port_base is not None:
+        kw["port_base"] = port_base
+    return DevCluster(DevClusterSettings(**kw))  # type: ignore[arg-type]
+
+
+@app.command()
+def up(
+    state_dir: StateDir = None,
+    port_base: PortBase = None,
+    nodes: Annotated[int, typer.Option(help="Number of simulated nodes.")] = 3,
+    node_cpu: Annotated[str, typer.Option(help="CPU capacity of each node.")] = "32",
+    node_memory: Annotated[str, typer.Option(help="Memory capacity of each node.")] = "128Gi",
+    node_pods: Annotated[int, typer.Option(help="Pod capacity of each node.")] = 250,
+    real_node: Annotated[
+        bool,
+        typer.Option(
+            "--real-node",
+            help="Also run a real node (kubelet, containerd, runc; needs root on Linux) where "
+            "Spark really runs; the simulated nodes are then tainted sparkplane.io/simulated.",
+        ),
+    ] = False,
+) -> None:
+    """Build (first run only) and start the cluster; idempotent; a cluster whose component died
+    is restarted with its data. Last line: the kubeconfig."""
+    cluster = _cluster(
+        state_dir,
+        port_base,
+        nodes=nodes,
+        node_cpu=node_cpu,
+        node_memory=node_memory,
+        node_pods=node_pods,
+        real_node=real_node,
+    )
+    path = cluster.up(progress)
+    write(str(path))
+
+
+@app.command()
+def build(
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Binary cache (default ~/.cache/sparkplane).", envvar="SPARKPLANE_CACHE_DIR"
+        ),
+    ] = None,
+    real_node: Annotated[
+        bool, typer.Option("--real-node", help="Also the real node's binaries and images.")
+    ] = False,
+) -> None:
+    """Build the pinned binaries from Go modules unless cached; print where they are."""
+    from sparkplane_devcluster.build import ensure_binaries
+    from sparkplane_devcluster.cluster import default_cache_dir
+
+    cache = cache_dir or default_cache_dir()
+    bins = ensure_binaries(cache, progress)
+    if real_node:
+        from sparkplane_devcluster.images import ensure_images
+        from sparkplane_devcluster.nodebuild import ensure_node_binaries
+
+        ensure_node_binaries(cache, progress)
+        ensure_images(cache, progress)
+    write(str(bins.kube_apiserver.parent.parent))
+
+
+@app.command()
+def images(
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Binary cache (default ~/.cache/sparkplane).", envvar="SPARKPLANE_CACHE_DIR"
+        ),
+    ] = None,
+) -> None:
+    """List the images built for the real node (reference, size, content key, archive)."""
+    from sparkplane_devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.images import cached_images
+
+    rows = [
+        [i.ref, f"{i.size / (1 << 20):.0f}MiB", i.key[:12], str(i.archive)]
+        for i in cached_images(cache_dir or default_cache_dir())
+    ]
+    write(table(["IMAGE", "SIZE", "KEY", "ARCHIVE"], rows))
+
+
+@app.command()
+def down(
+    state_dir: StateDir = None,
+    purge: Annotated[
+        bool, typer.Option("--purge", help="Also delete the cluster's data (etcd, the node).")
+    ] = False,
+) -> None:
+    """Stop every component (a real node leaves nothing on the host); the data is kept for the
+    next `up` unless --purge."""
+    stopped = _cluster(state_dir).down(purge=purge)
+    note("dev cluster stopped" if stopped else "dev cluster was not running")
+    if purge:
+        note("its data was deleted")
+
+
+@app.command()
+def status(state_dir: StateDir = None) -> None:
+    """Show components (pid, memory) and nodes; exit code 1 if the cluster is not running."""
+    st = _cluster(state_dir).status()
+    write(f"dev cluster {st.server}")
+    comps = [
+        [name, str(i["pid"]), "yes" if i["alive"] else "NO", str(i["rss_mib"])]
+        for name, i in st.components.items()
+    ]
+    write(table(["COMPONENT", "PID", "ALIVE", "RSS MiB"], comps))
+    if st.nodes:
+        rows = [[n["name"], n["ready"], n["cpu"], n["memory"], n["pods"]] for n in st.nodes]
+        write("\n" + table(["NODE", "READY", "CPU", "MEMORY", "PODS"], rows))
+    if st.node_images:
+        rows = [[i["name"], i["size"]] for i in st.node_images]
+        write("\n" + table(["NODE IMAGE", "SIZE"], rows))
+    if st.pods_memory_mib is not None:
+        write(f"real node: pods use {st.pods_memory_mib} MiB")
+    total = sum(int(i["rss_mib"]) for i in st.components.values())
+    write(
+        f"running: {'yes' if st.running else 'no'}; processes' RSS {total} MiB; "
+        "versions: " + ", ".join(f"{k} {v}" for k, v in st.versions.items())
+    )
+    if not st.running:
+        raise typer.Exit(1)
+
+
+@app.command()
+def kubeconfig(state_dir: StateDir = None) -> None:
+    """Print the path of the admin kubeconfig."""
+    write(str(_cluster(state_dir).kubeconfig))
+
+
+@app.command()
+def env(state_dir: StateDir = None) -> None:
+    """Print `export KUBECONFIG=...` (use: eval "$(sparkplane dev-cluster env)")."""
+    path = _cluster(state_dir).kubeconfig
+    write(f"export KUBECONFIG={os.fspath(path)}")
+
+
+@app.command()
+def simulate(
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    namespace: Annotated[
+        str | None, typer.Option("-n", "--namespace", help="Only this namespace (default: all).")
+    ] = None,
+) -> None:
+    """SIMULATOR: create executor pods for running driver pods, as a Spark driver would.
+
+    For the dev cluster only (KWOK runs no containers). Runs until interrupted.
+    """
+    from sparkplane_devcluster.simulator import DriverSimulator
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    sim = DriverSimulator(make_kube(kubeconfig, context), namespace).start()
+    progress(f"simulating Spark drivers in {namespace or 'all namespaces'} (Ctrl-C stops)")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()
