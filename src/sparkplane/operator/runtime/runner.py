@@ -43,7 +43,7 @@ from sparkplane.operator.runtime.fencing import FencedKube
 from sparkplane.operator.runtime.leader import LeaderElector
 from sparkplane.operator.runtime.metrics import OperatorMetrics
 from sparkplane.operator.runtime.workqueue import WorkQueue
-from sparkplane.vocab import SPARK_APPLICATION, SPARK_CLUSTER
+from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, SPARK_CLUSTER
 
 log = logging.getLogger(__name__)
 Key = loop.Key
@@ -338,6 +338,18 @@ class Operator:
         if mine is not None and same and _rv(mine) > _rv(cached):
             return mine
         return cached
+
+    def driver_pods(self) -> list[Obj]:
+        """The driver pods the SparkApplication adapter has indexed (for the sweeper)."""
+        adapter = self.app_adapter
+        pods = (p for (ns, app) in adapter.indexed() for p in adapter.pods_of(ns, app))
+        return [
+            p for p in pods if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
+        ]
+
+    def deleting(self, uid: str) -> None:
+        """The sweeper deletes pod ``uid``: not someone else's deletion (not archived as one)."""
+        self.archiver.ours(uid)
 
     def remember(self, key: Key, written: Obj) -> None:
         with self._lock:

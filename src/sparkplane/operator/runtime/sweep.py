@@ -20,26 +20,54 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sparkplane.errors import ConflictError, NotFoundError
+from sparkplane.kube import Kube
 from sparkplane.operator.core import states as st
 from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL, attempt_app_id, attempt_of
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
-    DRIVER_ROLE,
-    ROLE_LABEL,
     SPARK_APPLICATION,
     controller_of,
     parse_time,
 )
 
-if TYPE_CHECKING:
-    from sparkplane.operator.runtime.runner import Operator
-
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 APP = SPARK_APPLICATION
+
+
+class Host(Protocol):
+    """What a sweep needs from the process running it (the runner's ``Operator``).
+
+    ``name`` (the operator's, for its label), ``namespaces`` (watched; None: all), ``reader``
+    (unfenced reads), ``kube`` (the fenced gateway the deletes go through), ``clock``,
+    ``current`` (the newest copy of a SparkApplication), ``driver_pods`` (the pod index's
+    drivers) and ``deleting`` (told a pod's uid before the sweeper deletes it, so its deletion is
+    not archived as someone else's).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def namespaces(self) -> tuple[str | None, ...]: ...
+
+    @property
+    def reader(self) -> Kube: ...
+
+    @property
+    def kube(self) -> Kube: ...
+
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+
+    def current(self, key: tuple[str, str, str]) -> Obj | None: ...
+
+    def driver_pods(self) -> list[Obj]: ...
+
+    def deleting(self, uid: str) -> None: ...
 
 
 def _owner(obj: Obj) -> dict[str, Any] | None:
@@ -75,10 +103,10 @@ def leftovers(
     return out
 
 
-def run_round(op: Operator, min_age: float) -> None:
+def run_round(host: Host, min_age: float) -> None:
     """One best-effort round (errors are logged; the next round tries again)."""
     try:
-        swept = sweep(op, min_age)
+        swept = sweep(host, min_age)
     except Exception as exc:
         log.warning("sweep failed: %s", exc)
         return
@@ -86,31 +114,26 @@ def run_round(op: Operator, min_age: float) -> None:
         log.info("swept %d leftover object(s) of finished attempts", swept)
 
 
-def sweep(op: Operator, min_age: float) -> int:
+def sweep(host: Host, min_age: float) -> int:
     """One round over the operator's namespaces; returns how many objects it deleted."""
-    selector = f"{OPERATOR_NAME_LABEL}={op.name}"
+    selector = f"{OPERATOR_NAME_LABEL}={host.name}"
     found: list[Obj] = []
-    for namespace in op.namespaces:
+    for namespace in host.namespaces:
         for kind in ("ConfigMap", "Service"):
-            found += op.reader.list("v1", kind, namespace, label_selector=selector)
-    pods = [p for (ns, app) in op.app_adapter.indexed() for p in op.app_adapter.pods_of(ns, app)]
-    found += [
-        {**p, "apiVersion": "v1", "kind": "Pod"}
-        for p in pods
-        if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
-    ]
+            found += host.reader.list("v1", kind, namespace, label_selector=selector)
+    found += [{**p, "apiVersion": "v1", "kind": "Pod"} for p in host.driver_pods()]
 
     def app_of(namespace: str, name: str) -> Obj | None:
-        return op.current((APP, namespace, name))
+        return host.current((APP, namespace, name))
 
     deleted = 0
-    for obj in leftovers(found, app_of, op.clock(), min_age):
+    for obj in leftovers(found, app_of, host.clock(), min_age):
         meta = obj["metadata"]
         uid = meta.get("uid") if obj["kind"] == "Pod" else None
         if uid:  # an older attempt's pod: its log would overwrite the app's newer archive
-            op.archiver.ours(uid)
+            host.deleting(uid)
         try:
-            op.kube.delete("v1", obj["kind"], meta["name"], meta["namespace"], uid=uid)
+            host.kube.delete("v1", obj["kind"], meta["name"], meta["namespace"], uid=uid)
             deleted += 1
         except (NotFoundError, ConflictError):
             pass
