@@ -26,7 +26,7 @@ from benchmarks import procstats
 from sparkplane.errors import KubeError, NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane_devcluster.components import node_manifest
 
 API = "spark.apache.org/v1"

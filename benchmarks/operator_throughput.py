@@ -27,9 +27,9 @@ from typing import Any
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane_devcluster.components import node_manifest
 
 

@@ -5,7 +5,7 @@ namespace; an input is *refused* when the CLI exits 2 with its expected one-line
 traceback. Prints inputs tried / refused / objects created, and the slowest refusal.
 
 Faults: the submitter (the CLI, a subprocess) SIGKILLs itself after each step of a submission
-(``SPARKPLANE_FAULT_KILL_AFTER``: after the driver pod, after each dependent), in native and
+(``tests/crashing_cli.py``: after the driver pod, after each dependent), in native and
 template mode; then one of: a retry with the same --submission-id, a retry after the half-made
 driver finished, a retry while a ResourceQuota blocks completion, or ``gc`` past the grace
 period. A fault is *survived* when the outcome is a complete app (every announced dependent
@@ -34,6 +34,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+from tests import crashing_cli
 from tests.hostile_inputs import PI, ROOT, Hostile, build
 
 from sparkplane import yamlio
@@ -49,11 +50,7 @@ KINDS = (("v1", "Pod"), ("v1", "ConfigMap"), ("v1", "Service"), ("networking.k8s
 
 def cli(kubeconfig: str, *args: str, kill_after: str = "") -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, SPARKPLANE_KUBECONFIG=kubeconfig)
-    env.pop("SPARKPLANE_FAULT_KILL_AFTER", None)
-    if kill_after:
-        env["SPARKPLANE_FAULT_KILL_AFTER"] = kill_after
-    cmd = [sys.executable, "-m", "sparkplane.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
+    return crashing_cli.run(kill_after or None, *args, env=env, timeout=300)
 
 
 def objects(kube: Kube, ns: str) -> list[dict[str, Any]]:

@@ -38,7 +38,7 @@ from rich.text import Text
 
 from sparkplane import Mode, SparkPlane
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.install import apply_objects, install_crds
+from sparkplane.operator.deploy.install import apply_objects, install_crds
 from sparkplane.staging.auth import UploadSecret
 from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker

@@ -33,9 +33,9 @@ import yaml
 from sparkplane.api.client import SparkPlane
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.rbac import bodies, render
 from sparkplane.security.rules import Identity
 from sparkplane.usecases.kubeconfig import mint_kubeconfig

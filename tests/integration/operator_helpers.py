@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
-from sparkplane.operator.states import history_states
+from sparkplane.operator.core.decision import Transition
+from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
+from sparkplane.operator.core.settings import Limits, OperatorSettings, ReconcileSettings
+from sparkplane.operator.core.states import AppStateSummary, history_states
+from sparkplane.operator.runtime.runner import Key, Operator
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
@@ -31,6 +33,7 @@ OPERATOR_ACCOUNT = "sparkplane-operator"
 TEST_LIMITS = Limits(min_schedule_seconds=1, min_restart_backoff_millis=0)
 
 API = "spark.apache.org/v1"
+REQUESTED = AppStateSummary.DRIVER_REQUESTED.value
 SIM = "spark.kubernetes.driver.annotation.sim.sparkplane.io"
 
 
@@ -183,6 +186,45 @@ def running_operator(
             operator.stop()
             if sim is not None:
                 sim.stop()
+
+
+class Crash(Exception):
+    """Stands for the process dying in the middle of a reconcile."""
+
+
+class CrashingOperator(Operator):
+    """An :class:`Operator` that dies (raises :class:`Crash`) at ``point`` of the reconcile that
+    requests a driver: ``after_commit`` (the DriverRequested status is written, nothing created
+    yet) or ``after_actions`` (the driver's objects created, the transitions not yet published).
+
+    The loop reaches the process only through its host (``remember`` right after each status
+    commit, ``publish`` after the actions), so the crash is injected there, from the test side;
+    the worker logs the error and, with a long ``base_retry_seconds``, does not try again.
+    """
+
+    POINTS = ("after_commit", "after_actions")
+
+    def __init__(self, kube: Kube, settings: OperatorSettings, point: str) -> None:
+        assert point in self.POINTS, point
+        super().__init__(kube, settings)
+        self.point = point
+        self.crashed = threading.Event()
+
+    def remember(self, key: Key, written: dict[str, Any]) -> None:
+        super().remember(key, written)
+        state = ((written.get("status") or {}).get("currentState") or {}).get("currentStateSummary")
+        if self.point == "after_commit" and state == REQUESTED:
+            self._die()
+
+    def publish(self, written: dict[str, Any], transitions: Iterable[Transition]) -> None:
+        transitions = tuple(transitions)
+        if self.point == "after_actions" and any(t.dst == REQUESTED for t in transitions):
+            self._die()
+        super().publish(written, transitions)
+
+    def _die(self) -> None:
+        self.crashed.set()
+        raise Crash(f"killed {self.point}")
 
 
 def leftover(kind: str, cr: dict[str, Any]) -> dict[str, Any]:

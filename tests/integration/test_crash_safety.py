@@ -2,15 +2,14 @@
 completes or removes the half-made app and never calls it submitted; `gc` removes half-made
 drivers after a grace period and never touches system namespaces across all namespaces.
 
-The kill is real: the CLI runs as a subprocess with ``SPARKPLANE_FAULT_KILL_AFTER`` and SIGKILLs
-itself right after the named step (``kube.ownership``), leaving exactly what a crash leaves."""
+The kill is real: the CLI runs as a subprocess (``tests/crashing_cli.py``) that wraps the gateway's
+``create`` and SIGKILLs itself right after the named step, leaving exactly what a crash leaves."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from sparkplane.kube import Kube
 from sparkplane.model.halfmade import dependents_of, owned_by
 from sparkplane.usecases.gc import collect_garbage
 from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, SUBMISSION_LABEL
+from tests import crashing_cli
 from tests.hostile_inputs import PI
 from tests.integration.helpers import pod, wait_for
 
@@ -29,18 +29,9 @@ from tests.integration.helpers import pod, wait_for
 def cli(
     kubeconfig: Path, *args: str, kill_after: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``sparkplane ARGS`` in a child process, SIGKILLed right after ``kill_after`` if given."""
     env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
-    env.pop("SPARKPLANE_FAULT_KILL_AFTER", None)
-    if kill_after:
-        env["SPARKPLANE_FAULT_KILL_AFTER"] = kill_after
-    return subprocess.run(
-        [sys.executable, "-m", "sparkplane.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return crashing_cli.run(kill_after, *args, env=env)
 
 
 def spec(tmp_path: Path, run_for: str) -> Path:

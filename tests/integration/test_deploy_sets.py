@@ -28,12 +28,13 @@ import yaml
 
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.kube_owner import kube_token_reviewer, pod_owner_checker
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.vocab import DEPENDENTS_CREATED_KEY
+from tests import crashing_cli
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover, spark_app, wait_state
 from tests.integration.test_crash_safety import drivers, spec
@@ -219,15 +220,8 @@ def test_gc_set_applies_and_its_rbac_deletes_expired_and_half_made_apps_only(
 
     def submit(sid: str, run_for: str, *extra: str, kill_after: str | None = None) -> int:
         env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
-        env.pop("SPARKPLANE_FAULT_KILL_AFTER", None)
-        if kill_after:
-            env["SPARKPLANE_FAULT_KILL_AFTER"] = kill_after
         cmd = ["submit", "-f", str(spec(tmp_path, run_for)), "-n", ns, "--submission-id", sid]
-        done = subprocess.run(
-            [sys.executable, "-m", "sparkplane.cli", *cmd, *extra],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
-        )  # fmt: skip
-        return done.returncode
+        return crashing_cli.run(kill_after, *cmd, *extra, env=env).returncode
 
     assert submit("expired", "1s", "--ttl", "1s") == 0
     assert submit("ended", "1s", "--ttl", "1h") == 0  # its Services go as Spark's stop does

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from sparkplane.cli import security as security_cli
 from sparkplane.kube import Kube, connect
 from sparkplane.manifests.chart import CHART, ChartValues, expected
-from sparkplane.operator.crd import scheduled_crd
+from sparkplane.operator.deploy.crd import scheduled_crd
 from sparkplane_devcluster.cluster import default_cache_dir
 from sparkplane_devcluster.helmbin import ensure_helm
 from tests.integration.helpers import delete_namespace, wait_for

@@ -29,7 +29,6 @@ KINDS = (
 
 def cli(kubeconfig: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, SPARKPLANE_KUBECONFIG=str(kubeconfig))
-    env.pop("SPARKPLANE_FAULT_KILL_AFTER", None)
     return subprocess.run(
         [sys.executable, "-m", "sparkplane.cli", *args],
         capture_output=True,

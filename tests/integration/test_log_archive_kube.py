@@ -24,8 +24,8 @@ from sparkplane.history.archive import META, ArchiveMeta
 from sparkplane.history.kube_store import KubeStore
 from sparkplane.history.logs import read_archived
 from sparkplane.kube import Kube
-from sparkplane.operator.deletions import REASON, prune_round
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.deletions import REASON, prune_round
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import running_operator, spark_app, wait_state
 from tests.integration.test_cli import run

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from sparkplane.kube import Kube
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.scheduled_spec import GROUP, KIND, VERSION
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core.scheduled_spec import GROUP, KIND, VERSION
+from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.vocab import parse_time
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import (

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from sparkplane.kube import Kube
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane.render.properties import load as load_properties
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import API, history, running_operator

@@ -27,7 +27,7 @@ import pytest
 
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane.security.rules import OPERATOR_LEASE
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import API, operator_kubeconfig, spark_app, state_of

@@ -13,9 +13,9 @@ import pytest
 
 from sparkplane.kube import Kube
 from sparkplane.model import AppPhase, Reason, classify_apache_cr
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.states import history_states
+from sparkplane.operator.core.states import history_states
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.vocab import parse_time
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import (

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import threading
 import urllib.request
-from typing import Any
 
 import pytest
 
 from sparkplane.kube import Kube
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Key, Operator
-from sparkplane.operator.settings import OperatorSettings
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.rules import OPERATOR_LEASE
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import (
     API,
+    CrashingOperator,
     history,
     no_forbidden,
     operator_identity,
@@ -28,39 +27,28 @@ from tests.integration.operator_helpers import (
 pytestmark = pytest.mark.integration
 
 
-class Crash(Exception):
-    """Stands for the process dying between creating the driver and writing the status."""
-
-
 @pytest.fixture(scope="module", autouse=True)
 def crds(kube: Kube) -> None:
     install_crds(kube)
 
 
-@pytest.mark.parametrize("point", ["after_commit", "after_actions"])
+@pytest.mark.parametrize("point", CrashingOperator.POINTS)
 def test_killed_mid_reconcile_no_duplicate_driver(kube: Kube, namespace: str, point: str) -> None:
     """The status (DriverRequested) is committed before anything is created; a crash right
     after the commit or right after the creates leaves a state the next operator completes with
     exactly one driver."""
-    crashed = threading.Event()
-
-    def die(key: Key, decision: Any) -> None:
-        if decision.creates:
-            crashed.set()
-            raise Crash(f"killed {point}")
-
     with operator_identity(kube, namespace) as as_operator, no_forbidden():
-        first = Operator(
+        first = CrashingOperator(
             as_operator,
             OperatorSettings(
                 namespaces=(namespace,), leader_election=False, workers=1, base_retry_seconds=60
             ),
-            **{point: die},
+            point,
         ).start()
         try:
             sim = {"outcome": "Succeeded", "run-for": "4s"}
             kube.create(spark_app("phoenix", sim=sim), namespace=namespace)
-            assert crashed.wait(15)
+            assert first.crashed.wait(15)
         finally:
             first.stop()
     cr = kube.get(API, "SparkApplication", "phoenix", namespace)

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from sparkplane.kube import Kube
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.scheduled import SCHEDULE_LABEL
-from sparkplane.operator.scheduled_spec import GROUP, KIND, VERSION
+from sparkplane.operator.core.scheduled_spec import GROUP, KIND, VERSION
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
+from sparkplane.vocab import SCHEDULED_BY_LABEL as SCHEDULE_LABEL
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import API, history, running_operator, spark_app
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sparkplane.kube import Kube
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 from tests.integration.operator_helpers import API, pods, running_operator, spark_app, wait_state
 
 FAILED = ("Failed", "SchedulingFailure", "ResourceReleased", "TerminatedWithoutReleaseResources")

@@ -38,7 +38,7 @@ from sparkplane.history.kube_store import KubeStore
 from sparkplane.history.server import EventLogStore
 from sparkplane.kube import Kube
 from sparkplane.kube.config import connect
-from sparkplane.operator.install import install_crds
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane.security.rbac import render
 from sparkplane_devcluster.simulator import DriverSimulator
 from tests.integration.helpers import delete_namespace, wait_for

@@ -178,7 +178,7 @@ def test_killed_app_keeps_partial_logs_and_retention_removes_them(
 def test_operator_released_driver_logs_are_kept_and_history_lists_it(
     kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, archive: Path, events_dir: Path
 ) -> None:
-    from sparkplane.operator.install import install_crds
+    from sparkplane.operator.deploy.install import install_crds
     from tests.integration.operator_helpers import running_operator
 
     install_crds(kube)
@@ -244,8 +244,8 @@ def test_driver_deleted_with_kubectl_is_archived_by_the_operator(
     """`kubectl delete pod` (a DELETE with the default grace period) of a running operator-mode
     driver: the operator sees the deletionTimestamp and archives the log, in-cluster, while the
     real container is still stopping."""
-    from sparkplane.operator.deletions import REASON
-    from sparkplane.operator.install import install_crds
+    from sparkplane.operator.deploy.install import install_crds
+    from sparkplane.operator.runtime.deletions import REASON
     from tests.integration.operator_helpers import running_operator
 
     monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")

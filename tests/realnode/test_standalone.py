@@ -28,8 +28,8 @@ import pytest
 
 from sparkplane.kube import Kube
 from sparkplane.kube.portforward import open_stream
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.states import history_states
+from sparkplane.operator.core.states import history_states
+from sparkplane.operator.deploy.install import install_crds
 from sparkplane_devcluster.images import SPARK_PI_CLASS, SPARK_PI_JAR
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import running_operator

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from sparkplane.manifests import chart
-from sparkplane.operator import deploy
+from sparkplane.operator.deploy import manifests as deploy
 from sparkplane.security.rules import OPERATOR
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
@@ -73,8 +73,8 @@ def _grants(rules: list[dict[str, Any]]) -> set[tuple[str, str]]:
 
 
 def test_the_operator_may_list_what_its_sweeper_and_archive_list() -> None:
-    """operator/sweep.py lists ConfigMaps and Services by its label; the log archive lists and
-    deletes ConfigMaps (issue 19: "sweep failed: forbidden" every 60 s)."""
+    """The sweeper (operator/runtime/sweep.py) lists ConfigMaps and Services by its label; the log
+    archive lists and deletes ConfigMaps (issue 19: "sweep failed: forbidden" every 60 s)."""
     needed = {("services", "list"), ("configmaps", "list"), ("configmaps", "delete")}
     needed |= {("services", "delete"), ("pods", "delete")}
     assert needed <= _grants(deploy.workload_rules())

@@ -632,7 +632,7 @@ class SparkPlane:
         """Server-side apply the SparkApplication and SparkCluster CRDs (and, with ``operator``,
         the operator: cluster-wide, or for the ``watch`` namespaces) (``sparkplane operator
         install``); ``Kind name`` of everything applied."""
-        from sparkplane.operator import deploy
+        from sparkplane.operator.deploy import manifests as deploy
         from sparkplane.usecases.operator_install import install
 
         return install(

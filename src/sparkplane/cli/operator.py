@@ -17,11 +17,11 @@ from sparkplane.cli.console import out, progress
 from sparkplane.cli.options import Context, Kubeconfig, client, make_kube
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
-from sparkplane.operator import deploy
-from sparkplane.operator.install import install_crds
-from sparkplane.operator.naming import DEFAULT_OPERATOR_NAME
-from sparkplane.operator.runner import Operator
-from sparkplane.operator.settings import Limits, OperatorSettings, ReconcileSettings
+from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
+from sparkplane.operator.core.settings import Limits, merge
+from sparkplane.operator.deploy import manifests as deploy
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.podpolicy import CHECK_NAMES
 
 app = typer.Typer(
@@ -82,7 +82,7 @@ def manifests(
         for path in chart.write(write):
             progress(f"wrote {path}")
         return
-    from sparkplane.operator.crd import crds
+    from sparkplane.operator.deploy.crd import crds
 
     objects = crds() + (
         deploy.namespaced(list(watch), operator_namespace, image)
@@ -216,31 +216,26 @@ def run(
     if install_crds_first:
         install_crds(kube)
     watched = () if all_namespaces or not namespace else tuple(namespace)
-    settings = OperatorSettings(
-        namespaces=watched,
-        workers=workers,
-        metrics_port=metrics_port,
-        leader_election=leader_elect,
-        lease_namespace=lease_namespace,
-        lease_name=lease_name,
-        lease_seconds=lease_seconds,
-        renew_seconds=min(2.0, lease_seconds / 4),
-        label_selector=selector,
-        sweep_seconds=sweep_seconds,
-        identity=os.environ.get("POD_NAME", ""),
-        reconcile=ReconcileSettings(
-            operator_name=name,
-            limits=Limits(
-                min_schedule_seconds=min_schedule_seconds,
-                min_restart_backoff_millis=min_restart_backoff_millis,
-                max_restart_attempts=max_restart_attempts,
-                max_workers=max_workers,
-                max_executors=max_executors,
-            ),
-        ),
-        pod_template_dir=pod_template_dir,
-        pod_policy_allow=tuple(pod_policy_allow or ()),
-    )
+    flags = {
+        "namespaces": watched,
+        "workers": workers,
+        "metrics_port": metrics_port,
+        "leader_election": leader_elect,
+        "lease_namespace": lease_namespace,
+        "lease_name": lease_name,
+        "lease_seconds": lease_seconds,
+        "label_selector": selector,
+        "sweep_seconds": sweep_seconds,
+        "operator_name": name,
+        "min_schedule_seconds": min_schedule_seconds,
+        "min_restart_backoff_millis": min_restart_backoff_millis,
+        "max_restart_attempts": max_restart_attempts,
+        "max_workers": max_workers,
+        "max_executors": max_executors,
+        "pod_template_dir": pod_template_dir,
+        "pod_policy_allow": tuple(pod_policy_allow or ()),
+    }
+    settings = merge(flags, os.environ)  # the one place: defaults, environment, flags
     scope = ", ".join(watched) if watched else "all namespaces"
     progress(f"operator {name} watching {scope} with {workers} workers")
     Operator(kube, settings).run_forever()

@@ -5,7 +5,7 @@ per driver it deletes and :func:`prune` once, the operator calls :func:`archive_
 releasing a driver; ``SparkPlane.logs`` reads through :func:`live_or_archived`. Archiving is best
 effort: a failure is logged and never stops the deletion. The operator also calls
 :func:`archive_driver` for driver pods it sees deleted by someone else
-(:mod:`sparkplane.operator.deletions`). Layout, caps and retention:
+(:mod:`sparkplane.operator.runtime.deletions`). Layout, caps and retention:
 :mod:`sparkplane.history.archive`.
 """
 

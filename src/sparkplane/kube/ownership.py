@@ -17,19 +17,16 @@ the half-made unit, and ``sparkplane gc`` finds owners whose dependents never ca
 mistaking the Services Spark deletes when it stops for ones that never came
 (:mod:`sparkplane.model.halfmade`). Sizes the API
 server would refuse are refused before the first create (:mod:`sparkplane.spec.limits`).
-For fault-injection tests only, ``SPARKPLANE_FAULT_KILL_AFTER`` (``owner``, ``dependent:N``,
-``pre-resources``) SIGKILLs this process right after that step.
+The crash-safety tests kill a submitter between these steps from the outside (``tests/
+crashing_cli.py`` wraps the gateway's ``create``); nothing here knows about them.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
-import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from sparkplane.errors import (
@@ -40,26 +37,24 @@ from sparkplane.errors import (
     ValidationError,
 )
 from sparkplane.kube.client import Kube
-from sparkplane.kube.refs import describe, owner_reference
 from sparkplane.model.halfmade import (
     dependents_of,
     marked_complete,
     owned_by,
 )
 from sparkplane.spec.limits import object_size_problems
-from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, POD_ENDED
+from sparkplane.vocab import (
+    DEPENDENTS_CREATED_KEY,
+    DEPENDENTS_KEY,
+    PENDING_OWNER_KEY,
+    POD_ENDED,
+    describe,
+    now_text,
+    owner_reference,
+)
 
 Obj = dict[str, Any]
 _POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sparkplane-create")
-FAULT_ENV = "SPARKPLANE_FAULT_KILL_AFTER"
-#: On a pre-resource until adopted: the name of the owner it waits for.
-PENDING_OWNER_KEY = "sparkplane.io/pending-owner"
-
-
-def _fault_point(step: str) -> None:
-    """Fault injection for the crash-safety tests: die like ``kill -9`` after ``step``."""
-    if os.environ.get(FAULT_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -110,12 +105,9 @@ def create_owned(
                 if left is None:
                     raise
                 pre.append(left)  # an interrupted submission's, with the same names
-        if pre:
-            _fault_point("pre-resources")
         current = describe(owner)
         created_owner = kube.create(owner, namespace)
         made.append(created_owner)
-        _fault_point("owner")
         owned = [with_owner(d, created_owner) for d in dependents]
         created, failure = _create_all(kube, owned, namespace, made)
         if failure:
@@ -188,7 +180,7 @@ def mark_complete(kube: Kube, owner: Obj, namespace: str | None) -> Obj:
     patch (a client role without ``patch`` on pods) leaves ``owner`` unmarked, and gc then
     still never takes it once it has finished (:mod:`sparkplane.model.halfmade`)."""
     meta = owner.get("metadata") or {}
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = now_text()
     try:
         return kube.patch(
             owner["apiVersion"],
@@ -213,16 +205,10 @@ def announce_dependents(owner: Obj, dependents: list[Obj]) -> Obj:
 def _create_all(
     kube: Kube, owned: list[Obj], namespace: str | None, made: list[Obj]
 ) -> tuple[list[Obj], tuple[str, BaseException] | None]:
-    """Create ``owned`` concurrently (in order when a fault point is armed); append each
-    success to ``made``; return the created objects and the first failure."""
+    """Create ``owned`` concurrently; append each success to ``made``; return the created
+    objects and the first failure."""
     created: list[Obj] = []
     failure: tuple[str, BaseException] | None = None
-    if os.environ.get(FAULT_ENV, "").startswith("dependent:"):
-        for i, obj in enumerate(owned, start=1):
-            created.append(kube.create(obj, namespace))
-            made.append(created[-1])
-            _fault_point(f"dependent:{i}")
-        return created, None
     futures = [(describe(d), _POOL.submit(kube.create, d, namespace)) for d in owned]
     for text, fut in futures:
         try:

@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
-from sparkplane.operator import deploy
-from sparkplane.operator.crd import crds
-from sparkplane.operator.settings import Limits
+from sparkplane.operator.core.settings import Limits
+from sparkplane.operator.deploy import manifests as deploy
+from sparkplane.operator.deploy.crd import crds
 
 Obj = dict[str, Any]
 CHART = "helm/sparkplane"

@@ -1,27 +1,28 @@
-"""The spark.apache.org operator: SparkApplication and SparkCluster, reconciled level-based.
+"""The spark.apache.org operator: SparkApplication, SparkCluster and ScheduledSparkApplication.
 
-Layers (pure core, thin I/O shell):
+Four sub-packages, one per layer (an import-linter ``layers`` contract keeps the order: each
+imports only from the ones below it):
 
-- pure: :mod:`~sparkplane.operator.states` (the state table and status history),
-  :mod:`~sparkplane.operator.reconciler` (:func:`decide`), :mod:`~sparkplane.operator.observe`,
-  :mod:`~sparkplane.operator.driver` (driver resources via the native render steps),
-  :mod:`~sparkplane.operator.cluster` (SparkCluster objects and ``decide_cluster``),
-  :mod:`~sparkplane.operator.crd` and :mod:`~sparkplane.operator.deploy` (manifests);
-- I/O: :mod:`~sparkplane.operator.runner` (:class:`Operator`: informers, work queue, workers),
-  :mod:`~sparkplane.operator.actions`, :mod:`~sparkplane.operator.leader`,
-  :mod:`~sparkplane.operator.metrics`, :mod:`~sparkplane.operator.install`.
+- :mod:`~sparkplane.operator.runtime` (the process: ``Operator`` with its informers, work queue
+  and workers; the loop and its write order; actions, leader election, the fence, the sweeper,
+  metrics) and, beside it, :mod:`~sparkplane.operator.deploy` (CRDs, RBAC and Deployment
+  manifests, and applying them);
+- :mod:`~sparkplane.operator.kinds`: one adapter per custom-resource kind (what it observes,
+  which pure decide it calls) and the ``Adapter`` interface the loop drives;
+- :mod:`~sparkplane.operator.core`: pure, no I/O: the state table as data, the decide
+  functions, the builders of what an attempt or a cluster creates, the settings.
 """
 
-from sparkplane.operator.decision import (
+from sparkplane.operator.core.decision import (
     CreateResources,
     Decision,
     DeleteCustomResource,
     DeleteResources,
     Transition,
 )
-from sparkplane.operator.observe import Observed
-from sparkplane.operator.reconciler import decide
-from sparkplane.operator.settings import OperatorSettings, ReconcileSettings
+from sparkplane.operator.core.observe import Observed
+from sparkplane.operator.core.reconciler import decide
+from sparkplane.operator.core.settings import OperatorSettings, ReconcileSettings
 
 __all__ = [
     "CreateResources",

@@ -279,7 +279,7 @@ OPERATOR = Policy(
             CORE,
             "services",
             ("list",),
-            "the sweeper (operator/sweep.py) lists its Services by its label, every "
+            "the sweeper (operator/runtime/sweep.py) lists its Services by its label, every "
             "--sweep-seconds, to delete those left by finished attempts",
         ),
         rule(

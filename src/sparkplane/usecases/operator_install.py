@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sparkplane.kube import Kube
-from sparkplane.operator import deploy
-from sparkplane.operator.install import apply_objects, install_crds
+from sparkplane.operator.deploy import manifests as deploy
+from sparkplane.operator.deploy.install import apply_objects, install_crds
 
 
 def install(

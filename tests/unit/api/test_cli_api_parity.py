@@ -29,7 +29,10 @@ API: dict[str, str | tuple[str, str]] = {
     "tenant setup": "tenant_setup",
     "operator install": "install_operator",
     "operator manifests": ("no method", "prints deploy/'s files: sparkplane.operator.deploy"),
-    "operator run": ("no method", "the operator process itself: sparkplane.operator.runner"),
+    "operator run": (
+        "no method",
+        "the operator process: sparkplane.operator.runtime.runner",
+    ),
     "staging": ("no method", "the staging server's commands (below)"),
     "staging serve": ("no method", "the staging server process (sparkplane.staging)"),
     "history": "history_ensure",

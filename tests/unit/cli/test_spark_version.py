@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane.operator.driver import build_attempt
-from sparkplane.operator.scheduled import build_run
-from sparkplane.operator.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.operator.core.driver import build_attempt
+from sparkplane.operator.core.scheduled import build_run
+from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
 from sparkplane.spec.conf import with_spark_version
 
 ROOT = Path(__file__).parents[3]

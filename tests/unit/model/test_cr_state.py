@@ -15,7 +15,7 @@ from sparkplane.model import (
     is_finished,
 )
 from sparkplane.model.crstate import APACHE_STATES, APACHE_TERMINATED, KUBEFLOW_STATES
-from sparkplane.operator.states import AppStateSummary
+from sparkplane.operator.core.states import AppStateSummary
 
 
 def entry(summary: str, minute: int, message: str = "", **extra: Any) -> dict[str, Any]:

@@ -6,11 +6,11 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sparkplane.operator.decision import Decision
-from sparkplane.operator.observe import Observed
-from sparkplane.operator.reconciler import decide
-from sparkplane.operator.settings import ReconcileSettings
-from sparkplane.operator.states import history_states
+from sparkplane.operator.core.decision import Decision
+from sparkplane.operator.core.observe import Observed
+from sparkplane.operator.core.reconciler import decide
+from sparkplane.operator.core.settings import ReconcileSettings
+from sparkplane.operator.core.states import history_states
 
 T0 = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
 UID = "11111111-2222-3333-4444-555555555555"

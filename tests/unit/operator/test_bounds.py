@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sparkplane.operator import bounds
-from sparkplane.operator.cluster import decide_cluster
-from sparkplane.operator.decision import CreateResources
-from sparkplane.operator.scheduled import decide_schedule
-from sparkplane.operator.settings import Limits, ReconcileSettings
+from sparkplane.operator.core import bounds
+from sparkplane.operator.core.cluster import decide_cluster
+from sparkplane.operator.core.decision import CreateResources
+from sparkplane.operator.core.scheduled import decide_schedule
+from sparkplane.operator.core.settings import Limits, ReconcileSettings
 from tests.unit.operator.opfixtures import UID, Walk, at, driver, make_cr
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pydantic
 import pytest
 
-from sparkplane.operator.cluster import cluster_objects
-from sparkplane.operator.cluster_build import java_options
-from sparkplane.operator.driver import build_attempt
+from sparkplane.operator.core.cluster import cluster_objects
+from sparkplane.operator.core.cluster_build import java_options
+from sparkplane.operator.core.driver import build_attempt
 
 
 def cluster(**spec: Any) -> dict[str, Any]:

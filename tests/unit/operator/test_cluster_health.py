@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from sparkplane.operator.cluster import decide_cluster
-from sparkplane.operator.cluster_health import CRASH_RESTARTS, crash, failure
-from sparkplane.operator.decision import CreateResources, DeleteResources
-from sparkplane.operator.states import history_states
+from sparkplane.operator.core.cluster import decide_cluster
+from sparkplane.operator.core.cluster_health import CRASH_RESTARTS, crash, failure
+from sparkplane.operator.core.decision import CreateResources, DeleteResources
+from sparkplane.operator.core.states import history_states
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

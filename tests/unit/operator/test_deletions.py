@@ -6,7 +6,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from sparkplane.operator.deletions import DeletionArchiver, deleted_driver
+from sparkplane.operator.runtime.deletions import DeletionArchiver, deleted_driver
 
 
 def _pod(role: str = "driver", deleting: bool = True, uid: str = "u1") -> dict[str, Any]:

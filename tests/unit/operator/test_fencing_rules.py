@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sparkplane.operator.decision import CreateResources, DeleteResources
-from sparkplane.operator.leader import LeaderElector, can_acquire, record_of
-from sparkplane.operator.sweep import leftovers
+from sparkplane.operator.core.decision import CreateResources, DeleteResources
+from sparkplane.operator.runtime.leader import LeaderElector, can_acquire, record_of
+from sparkplane.operator.runtime.sweep import leftovers
 from tests.unit.operator.opfixtures import UID, Walk, at, driver, make_cr, stamp
 
 
@@ -134,8 +134,8 @@ def test_leader_stops_writing_at_the_renew_deadline_even_before_noticing() -> No
 
 
 def test_one_event_per_status_write_keeps_failures_visible() -> None:
-    from sparkplane.operator.actions import fold
-    from sparkplane.operator.decision import Transition
+    from sparkplane.operator.core.decision import Transition
+    from sparkplane.operator.runtime.actions import fold
 
     t0 = at(0)
     path = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkplane.operator.actions import controller_uid
-from sparkplane.operator.app_adapter import of_resource
+from sparkplane.operator.kinds.app_adapter import of_resource
+from sparkplane.operator.runtime.actions import controller_uid
 
 
 def _pod(name: str, uid: str, owner_kind: str | None, owner_uid: str = "") -> dict[str, Any]:

@@ -10,11 +10,12 @@ import yaml
 from typer.testing import CliRunner
 
 from sparkplane.cli.operator import app as cli
-from sparkplane.operator import deploy
-from sparkplane.operator.crd import application_crd, cluster_crd
-from sparkplane.operator.leader import can_acquire, micro_time
-from sparkplane.operator.naming import OperatorIds, attempt_app_id
-from sparkplane.operator.workqueue import WorkQueue
+from sparkplane.operator.core.naming import OperatorIds, attempt_app_id
+from sparkplane.operator.deploy import manifests as deploy
+from sparkplane.operator.deploy.crd import application_crd, cluster_crd
+from sparkplane.operator.runtime.leader import can_acquire
+from sparkplane.operator.runtime.workqueue import WorkQueue
+from sparkplane.vocab import format_micro_time as micro_time
 from tests.unit.operator.opfixtures import T0
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparkplane.operator.driver import template_path_problem
-from sparkplane.operator.podtemplates import TemplateDirLoader
+from sparkplane.operator.core.driver import template_path_problem
+from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  annotations: {a: b}\n"
 

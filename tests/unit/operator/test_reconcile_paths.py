@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from sparkplane.model import AppPhase, Reason, classify_apache_cr
-from sparkplane.operator.decision import (
+from sparkplane.operator.core.decision import (
     CreateResources,
     DeleteCustomResource,
     DeleteResources,
 )
-from sparkplane.operator.settings import Limits, ReconcileSettings
-from sparkplane.operator.states import APP_MACHINE, AppStateSummary
+from sparkplane.operator.core.settings import Limits, ReconcileSettings
+from sparkplane.operator.core.states import APP_MACHINE, AppStateSummary
 from sparkplane.render.properties import load
 from tests.unit.operator.opfixtures import UID, Walk, driver, executor, make_cr
 

@@ -9,16 +9,12 @@ from typing import Any
 import pydantic
 import pytest
 
-from sparkplane.operator.decision import CreateResources, DeleteResources
-from sparkplane.operator.scheduled import (
-    SCHEDULE_LABEL,
-    SCHEDULED_AT,
-    Run,
-    decide_schedule,
-    format_time,
-    next_after,
-)
-from sparkplane.operator.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.operator.core.decision import CreateResources, DeleteResources
+from sparkplane.operator.core.scheduled import Run, decide_schedule, next_after
+from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.vocab import SCHEDULED_AT_ANNOTATION as SCHEDULED_AT
+from sparkplane.vocab import SCHEDULED_BY_LABEL as SCHEDULE_LABEL
+from sparkplane.vocab import format_time
 
 T0 = datetime(2026, 3, 28, 23, 0, 30, tzinfo=UTC)
 TEMPLATE = {
@@ -189,7 +185,7 @@ def test_the_example_is_a_valid_schedule() -> None:
     [("@every 30s", 30), ("@every 1h30m", 5400), ("@every 2m", 120), ("*/5 * * * *", None)],
 )
 def test_every_reads_go_durations(text: str, seconds: int | None) -> None:
-    from sparkplane.operator.scheduled_spec import every
+    from sparkplane.operator.core.scheduled_spec import every
 
     got = every(text)
     assert (got.total_seconds() if got else None) == seconds

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkplane.operator.cluster import cluster_objects, decide_cluster
-from sparkplane.operator.decision import CreateResources, DeleteResources
-from sparkplane.operator.states import history_states
+from sparkplane.operator.core.cluster import cluster_objects, decide_cluster
+from sparkplane.operator.core.decision import CreateResources, DeleteResources
+from sparkplane.operator.core.states import history_states
 from sparkplane_devcluster.simulator import SIMULATED_BY, executor_count, plan_executors
 from tests.unit.operator.opfixtures import UID, at
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from sparkplane.errors import ValidationError
-from sparkplane.operator import standalone_auth as auth
-from sparkplane.operator.cluster import cluster_objects, decide_cluster
-from sparkplane.operator.driver import build_attempt
-from sparkplane.operator.observe import Observed
-from sparkplane.operator.reconciler import decide
+from sparkplane.operator.core import standalone_auth as auth
+from sparkplane.operator.core.cluster import cluster_objects, decide_cluster
+from sparkplane.operator.core.driver import build_attempt
+from sparkplane.operator.core.observe import Observed
+from sparkplane.operator.core.reconciler import decide
 from tests.unit.operator.opfixtures import UID, at, make_cr
 
 

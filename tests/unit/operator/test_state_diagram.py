@@ -8,12 +8,18 @@ from typing import Any
 
 import pytest
 
-from sparkplane.operator.diagram import blocks, code_edges_table, mermaid, states_table, update_doc
-from sparkplane.operator.states import APP_MACHINE, CLUSTER_MACHINE, StateMachine
+from sparkplane.operator.core.diagram import (
+    blocks,
+    code_edges_table,
+    mermaid,
+    states_table,
+    update_doc,
+)
+from sparkplane.operator.core.states import APP_MACHINE, CLUSTER_MACHINE, StateMachine
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "state-machine.md"
 REGENERATE = (
-    '.venv/bin/python -c "import pathlib, sparkplane.operator.diagram as d; '
+    '.venv/bin/python -c "import pathlib, sparkplane.operator.core.diagram as d; '
     "p = pathlib.Path('docs/state-machine.md'); p.write_text(d.update_doc(p.read_text()))\""
 )
 

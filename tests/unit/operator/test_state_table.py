@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sparkplane.operator.states import (
+from sparkplane.operator.core.states import (
     APP_EDGES,
     APP_FAILURES,
     APP_INFRASTRUCTURE_FAILURES,

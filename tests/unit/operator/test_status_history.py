@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sparkplane.operator.states import (
+from sparkplane.operator.core.states import (
     AppStateSummary,
     ClusterStateSummary,
     IllegalTransition,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sparkplane.errors import ValidationError
-from sparkplane.operator.driver import build_attempt
+from sparkplane.operator.core.driver import build_attempt
 from sparkplane.render import (
     DRIVER_STEP_IDS,
     DRIVER_STEPS,

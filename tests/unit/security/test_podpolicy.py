@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from sparkplane.cli.main import app as cli
 from sparkplane.cli.main import main
 from sparkplane.errors import ValidationError
-from sparkplane.operator.observe import MESSAGE_LIMIT, reported_status
+from sparkplane.operator.core.observe import MESSAGE_LIMIT, reported_status
 from sparkplane.security import admission
 from sparkplane.security import podpolicy as pp
 from sparkplane.vocab import TENANT_LABEL

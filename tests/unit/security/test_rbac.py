@@ -105,7 +105,7 @@ def _flat(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, tuple[str, ..
 
 def test_operator_rules_equal_what_the_operator_installs():
     """One truth: the operator's own manifests (deploy/operator/) grant exactly these rules."""
-    from sparkplane.operator import deploy as operator_deploy
+    from sparkplane.operator.deploy import manifests as operator_deploy
 
     policy = POLICIES[Identity.OPERATOR]
     assert _flat([r.body() for r in policy.namespaced]) == _flat(operator_deploy.workload_rules())

@@ -1,0 +1,114 @@
+"""Names and labels of what the operator creates, deterministic per custom resource and attempt.
+
+Owns the Apache operator's naming (reference §9.8): the app ID of an attempt is
+``<metadata.name>-<attemptId>`` (``pi-0``), hashed when longer than 46 characters; it is the
+resource prefix, so the driver pod is ``<appId>-driver``, its Service ``<appId>-driver-svc`` and
+its spark.properties ConfigMap ``<appId>-spark-drv-conf-map``. The same CR and attempt always give
+the same names: a create after a crash collides (AlreadyExists) instead of starting a second
+driver. Also the operator labels (``spark.operator/name``, ``spark.operator/spark-app-name``).
+
+Called by the driver builder, the reconciler and the runner. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sparkplane.spec.naming import AppIds
+from sparkplane.vocab import is_dns1035_label, label_value
+
+#: Label with the operator's name on every object it creates (and on executors, via conf).
+OPERATOR_NAME_LABEL = "spark.operator/name"
+#: Label with the SparkApplication (or SparkCluster) name.
+APP_NAME_LABEL = "spark.operator/spark-app-name"
+CLUSTER_NAME_LABEL = "spark.operator/spark-cluster-name"
+DEFAULT_OPERATOR_NAME = "spark-kubernetes-operator"
+MAX_APP_ID = 46
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(data: bytes) -> str:
+    number = int.from_bytes(data, "big")
+    out = ""
+    while number:
+        number, rem = divmod(number, 36)
+        out = _BASE36[rem] + out
+    return out or "0"
+
+
+def attempt_app_id(name: str, namespace: str, attempt: int) -> str:
+    """The app ID (= resource prefix) of ``attempt`` of SparkApplication ``namespace/name``.
+
+    A CR name is already a valid object-name prefix; Service names, which must also start with a
+    letter and have no dots, fall back to ``spark-<hash>-driver-svc`` (:class:`OperatorIds`).
+    """
+    plain = f"{name}-{attempt}"
+    if len(plain) <= MAX_APP_ID:
+        return plain
+    digest = _base36(hashlib.sha256(f"{namespace}/{name}/{attempt}".encode()).digest())
+    return f"{name[:9].rstrip('-.')}-{digest[:36]}"
+
+
+@dataclass(frozen=True)
+class OperatorIds(AppIds):
+    """:class:`AppIds` with the operator's names: everything derives from ``prefix``."""
+
+    prefix: str = ""
+
+    @classmethod
+    def for_attempt(cls, name: str, namespace: str, uid: str, attempt: int) -> OperatorIds:
+        """The ids of one attempt; ``uid`` (the CR's) only seeds the local-dir UUID."""
+        prefix = attempt_app_id(name, namespace, attempt)
+        digest = hashlib.sha256(f"{uid}/{attempt}".encode()).hexdigest()
+        return cls(
+            app_name=name,
+            app_id=prefix,
+            unique_id=digest[:16],
+            local_dir_uuid=str(uuid.UUID(hex=digest[16:48], version=4)),
+            submission_id=f"{uid}-{attempt}",
+            prefix=prefix,
+        )
+
+    @property
+    def resource_prefix(self) -> str:
+        return self.prefix
+
+    @property
+    def driver_service_name(self) -> str:
+        name = f"{self.prefix}-driver-svc"
+        return name if is_dns1035_label(name) else f"spark-{self.unique_id}-driver-svc"
+
+    @property
+    def ui_service_name(self) -> str:
+        name = f"{self.prefix}-ui-svc"
+        return name if is_dns1035_label(name) else f"spark-{self.unique_id}-ui-svc"
+
+    @property
+    def conf_map_name(self) -> str:
+        return f"{self.prefix}-spark-drv-conf-map"
+
+
+def operator_labels(operator_name: str, app_name: str) -> dict[str, str]:
+    """The labels the Apache operator puts on drivers, their Services and executors."""
+    return {OPERATOR_NAME_LABEL: operator_name, APP_NAME_LABEL: label_value(app_name)}
+
+
+def attempt_of(status: Mapping[str, Any] | None) -> int:
+    """``status.currentAttemptSummary.attemptInfo.id`` (0 for a new resource)."""
+    info = ((status or {}).get("currentAttemptSummary") or {}).get("attemptInfo") or {}
+    try:
+        return int(info.get("id", 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def cr_app_id(cr: Mapping[str, Any]) -> str:
+    """The app ID of the current attempt of a SparkApplication."""
+    meta = cr.get("metadata") or {}
+    return attempt_app_id(
+        str(meta.get("name", "")), str(meta.get("namespace", "")), attempt_of(cr.get("status"))
+    )

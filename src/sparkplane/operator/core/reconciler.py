@@ -1,0 +1,498 @@
+"""``decide``: the SparkApplication state machine as a pure function of what is observed.
+
+Given the custom resource (spec + status), the pods the runner found (:class:`Observed`), the
+time and the settings, :func:`decide` walks the state table of :mod:`.states`
+as far as the observations allow in one pass (a driver seen Ready right away goes Submitted →
+DriverRequested → DriverStarted → DriverReady → RunningHealthy in one status write) and returns
+a :class:`Decision`. It covers every tolerance of ``spec.applicationTolerations``: timeouts
+(driver start, driver ready, executor start), instance thresholds, restart policy with its caps,
+counter reset and backoffs, force-termination grace and termination requeue, retention policy and
+duration, and TTL after stop. Level-based: it never depends on which event woke it.
+
+Called by the runner (and the tests, with hand-made pods and clocks). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import pydantic
+
+from sparkplane.errors import ValidationError
+from sparkplane.operator.core import bounds
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.decision import (
+    Action,
+    CreateResources,
+    Decision,
+    DeleteCustomResource,
+    DeleteResources,
+    Transition,
+)
+from sparkplane.operator.core.driver import AttemptResources, build_attempt
+from sparkplane.operator.core.naming import attempt_app_id, attempt_of
+from sparkplane.operator.core.observe import DriverView, Observed, driver_view, ready_executors
+from sparkplane.operator.core.settings import ReconcileSettings
+from sparkplane.spec.tolerations import ApplicationTolerations
+from sparkplane.vocab import APACHE_API_VERSION, SPARK_APPLICATION, parse_time
+
+A = st.AppStateSummary
+Obj = dict[str, Any]
+_MAX_STEPS = 24  # longer than any legal path through the table within one pass
+
+
+def tolerations_of(cr: Mapping[str, Any]) -> ApplicationTolerations:
+    """``spec.applicationTolerations`` with defaults (defaults too if it does not parse)."""
+    raw = (cr.get("spec") or {}).get("applicationTolerations") or {}
+    try:
+        return ApplicationTolerations.model_validate(raw)
+    except pydantic.ValidationError:
+        return ApplicationTolerations()
+
+
+class _Pass:
+    """One reconcile pass: the status as it evolves, and what was decided on the way."""
+
+    def __init__(
+        self,
+        cr: Mapping[str, Any],
+        observed: Observed,
+        now: datetime,
+        settings: ReconcileSettings,
+    ) -> None:
+        self.cr, self.observed, self.now, self.settings = cr, observed, now, settings
+        self.meta = cr.get("metadata") or {}
+        self.namespace = str(self.meta.get("namespace") or "default")
+        self.status: Obj | None = copy.deepcopy(cr.get("status")) or None
+        self.tol = tolerations_of(cr)
+        self.transitions: list[Transition] = []
+        self.actions: list[Action] = []
+        self.requeue: float | None = None
+        self.check_driver: str | None = None
+        self.creating = False
+        self._built: dict[int, AttemptResources | ValidationError] = {}
+
+    # -- reading --------------------------------------------------------------------------
+    @property
+    def state(self) -> A | None:
+        found = st.current_summary(self.status)
+        return found if isinstance(found, A) else None
+
+    @property
+    def owner_uid(self) -> str:
+        return str(self.meta.get("uid") or "")
+
+    @property
+    def attempt(self) -> int:
+        return attempt_of(self.status)
+
+    @property
+    def app_id(self) -> str:
+        name = str(self.meta.get("name", ""))
+        return attempt_app_id(name, self.namespace, self.attempt)
+
+    def since(self, entry: Mapping[str, Any] | None = None) -> float:
+        """Seconds since ``entry`` (default: the current state) was entered."""
+        entry = entry if entry is not None else (self.status or {}).get("currentState") or {}
+        when = parse_time(entry.get("lastTransitionTime"))
+        return 0.0 if when is None else max(0.0, (self.now - when).total_seconds())
+
+    def last_entry(self, state: A) -> Mapping[str, Any] | None:
+        history = (self.status or {}).get("stateTransitionHistory") or {}
+        for key in sorted(history, key=int, reverse=True):
+            if (history[key] or {}).get("currentStateSummary") == state.value:
+                return history[key]  # type: ignore[no-any-return]
+        return None
+
+    def driver(self) -> DriverView:
+        return driver_view(self.observed, self.app_id)
+
+    def seen_driver(self) -> bool:
+        """Was this attempt's driver ever seen (alive or as a tombstone)?"""
+        return self.driver().pod is not None
+
+    def built(self) -> AttemptResources | ValidationError:
+        if self.attempt not in self._built:
+            try:
+                self._built[self.attempt] = build_attempt(
+                    {**self.cr, "status": self.status},
+                    self.settings.operator_name,
+                    templates=self.observed.templates,
+                    limits=self.settings.limits,
+                    auth_cluster=self.observed.auth_cluster,
+                )
+            except ValidationError as exc:
+                self._built[self.attempt] = exc
+        return self._built[self.attempt]
+
+    def refs(self) -> tuple[tuple[str, str, str], ...]:
+        built = self.built()
+        if isinstance(built, AttemptResources):
+            return built.refs()
+        prefix = self.app_id  # spec no longer renders: fall back to the names of §9.8
+        return (
+            ("v1", "Pod", f"{prefix}-driver"),
+            ("v1", "Service", f"{prefix}-driver-svc"),
+            ("v1", "ConfigMap", f"{prefix}-spark-drv-conf-map"),
+        )
+
+    def release(self, grace_period_seconds: int | None = None) -> DeleteResources:
+        """Delete this attempt's objects; the driver pod only if it is the one observed."""
+        driver = self.driver()
+        meta = (driver.pod or {}).get("metadata") or {}
+        uids = ((str(meta["name"]), str(meta["uid"])),) if driver.exists and meta.get("uid") else ()
+        return DeleteResources(
+            self.namespace, self.refs(), grace_period_seconds, uids, self.owner_uid
+        )
+
+    # -- deciding -------------------------------------------------------------------------
+    def go(self, dst: A, message: str, *, driver: DriverView | None = None) -> None:
+        assert self.status is not None
+        src = self.state
+        seconds = self.since()
+        driver_status = (
+            driver.reported_status if driver is not None and driver.pod is not None else None
+        )
+        self.status = st.append_state(
+            self.status, dst, self.now, message, driver_status=driver_status
+        )
+        warning = dst in st.APP_FAILURES
+        self.transitions.append(Transition(src, dst, message, self.now, seconds, warning))
+
+    def requeue_in(self, seconds: float) -> None:
+        seconds = max(seconds, 0.0)
+        self.requeue = seconds if self.requeue is None else min(self.requeue, seconds)
+
+    def decision(self) -> Decision:
+        changed = self.status != (self.cr.get("status") or None)
+        return Decision(
+            status=self.status if changed else None,
+            actions=tuple(self.actions),
+            transitions=tuple(self.transitions),
+            requeue_after=self.requeue,
+            check_driver=self.check_driver,
+        )
+
+
+def decide(
+    cr: Mapping[str, Any],
+    observed: Observed,
+    now: datetime,
+    settings: ReconcileSettings | None = None,
+) -> Decision:
+    """Decide the next status and actions of SparkApplication ``cr`` (see the module doc)."""
+    p = _Pass(cr, observed, now, settings or ReconcileSettings())
+    if p.status and p.state is None:  # a state this table does not know: leave it alone
+        return Decision()
+    for _ in range(_MAX_STEPS):
+        if not _step(p):
+            break
+    return p.decision()
+
+
+def _step(p: _Pass) -> bool:
+    """Advance one state; False when the pass must stop (waiting, or terminal)."""
+    state = p.state
+    if state is None:
+        p.status = st.new_status(p.now, "Spark application has been created.")
+        p.transitions.append(Transition(None, A.SUBMITTED, "created", p.now))
+        return True
+    if state in st.APP_INITIALIZING:
+        return _initialize(p, state)
+    if state in st.APP_TERMINATED:
+        _terminated(p, state)
+        return False
+    if state in st.APP_STOPPING:
+        return _stop(p, state)
+    driver = p.driver()
+    if (ended := driver.ended()) is not None:
+        p.go(ended[0], ended[1], driver=driver)
+        return True
+    if _driver_vanished(p, state, driver):
+        return p.state != state
+    if state == A.DRIVER_REQUESTED:
+        return _driver_requested(p, driver)
+    if state == A.DRIVER_STARTED:
+        return _driver_started(p, driver)
+    if state in (A.DRIVER_READY, A.INITIALIZED_BELOW_THRESHOLD_EXECUTORS):
+        return _starting_executors(p, state, driver)
+    target = _running_state(p, ready_executors(p.observed, p.app_id, driver))
+    if target != state:
+        p.go(target, f"{ready_executors(p.observed, p.app_id, driver)} executors ready")
+    return False
+
+
+def _initialize(p: _Pass, state: A) -> bool:
+    if state == A.SCHEDULED_TO_RESTART:
+        wait = _backoff_seconds(p) - p.since()
+        if wait > 0:
+            p.requeue_in(wait)
+            return False
+    if p.observed.create_error:
+        p.go(A.SCHEDULING_FAILURE, f"Cannot create driver resources: {p.observed.create_error}")
+        return True
+    built = p.built()
+    if isinstance(built, ValidationError):
+        dst = A.FAILED if state == A.SUBMITTED else A.SCHEDULING_FAILURE
+        p.go(dst, f"Spec rejected: {built}")
+        return True
+    p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
+    p.creating = True
+    p.go(A.DRIVER_REQUESTED, f"Driver pod {built.driver_name} requested")
+    return True
+
+
+def _driver_vanished(p: _Pass, state: A, driver: DriverView) -> bool:
+    """Handle a driver absent from the cache; True if it decided something (or asked)."""
+    if driver.pod is not None or p.creating:
+        return False
+    name = f"{p.app_id}-driver"
+    built = p.built()
+    if isinstance(built, AttemptResources):
+        name = built.driver_name
+    if p.observed.driver_absent and state == A.DRIVER_REQUESTED and not p.seen_driver():
+        # Committed, then never created (a crash or a lost lease between the status write and
+        # the creates): create it now. Deterministic names make a concurrent create collide.
+        built = p.built()
+        if isinstance(built, AttemptResources):
+            p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
+            p.creating = True
+            p.requeue_in(p.settings.missing_driver_grace_seconds)
+            return False
+    if p.observed.driver_absent:
+        p.go(A.FAILED, f"Driver pod {name} not found")
+        return True
+    grace = p.settings.missing_driver_grace_seconds
+    if state == A.DRIVER_REQUESTED and p.since() < grace:
+        p.requeue_in(grace - p.since())
+        return False
+    p.check_driver = name
+    return True
+
+
+def _driver_requested(p: _Pass, driver: DriverView) -> bool:
+    if driver.started:
+        p.go(A.DRIVER_STARTED, f"Driver pod {_name(driver)} is running")
+        return True
+    limit = p.tol.application_timeout_config.driver_start_timeout_millis / 1000
+    if p.since() >= limit:
+        p.go(A.DRIVER_START_TIMED_OUT, f"Driver did not start within {limit:g}s", driver=driver)
+        return True
+    p.requeue_in(limit - p.since())
+    return False
+
+
+def _driver_started(p: _Pass, driver: DriverView) -> bool:
+    if driver.ready:
+        p.go(A.DRIVER_READY, f"Driver pod {_name(driver)} is ready")
+        return True
+    limit = p.tol.application_timeout_config.driver_ready_timeout_millis / 1000
+    if p.since() >= limit:
+        p.go(A.DRIVER_READY_TIMED_OUT, f"Driver not ready within {limit:g}s", driver=driver)
+        return True
+    p.requeue_in(limit - p.since())
+    return False
+
+
+def _starting_executors(p: _Pass, state: A, driver: DriverView) -> bool:
+    ready = ready_executors(p.observed, p.app_id, driver)
+    ic = p.tol.instance_config
+    required = max(ic.init_executors, ic.min_executors)
+    if ready >= required:
+        p.go(_running_state(p, ready), f"{ready} executors ready (required {required})")
+        return True
+    if state == A.DRIVER_READY:
+        p.go(A.INITIALIZED_BELOW_THRESHOLD_EXECUTORS, f"{ready} of {required} executors ready")
+    started = p.last_entry(A.DRIVER_READY)
+    limit = p.tol.application_timeout_config.executor_start_timeout_millis / 1000
+    elapsed = p.since(started) if started is not None else p.since()
+    if elapsed >= limit:
+        p.go(
+            A.EXECUTORS_START_TIMED_OUT,
+            f"Only {ready} of {required} executors ready within {limit:g}s",
+            driver=driver,
+        )
+        return True
+    p.requeue_in(limit - elapsed)
+    return False
+
+
+def _running_state(p: _Pass, ready: int) -> A:
+    ic = p.tol.instance_config
+    conf = (p.cr.get("spec") or {}).get("sparkConf") or {}
+    dynamic = str(conf.get("spark.dynamicAllocation.enabled", "false")).lower() == "true"
+    if ic.min_executors > 0 and ready < ic.min_executors:
+        return A.RUNNING_WITH_BELOW_THRESHOLD_EXECUTORS
+    if ic.max_executors > 0 and ready < ic.max_executors and not dynamic:
+        return A.RUNNING_WITH_PARTIAL_CAPACITY
+    return A.RUNNING_HEALTHY
+
+
+def _stop(p: _Pass, state: A) -> bool:
+    restart_cfg = p.tol.restart_config
+    status = _with_counter_reset(p, state)
+    restart = st.restart_allowed(restart_cfg.restart_policy.value, state) and _within_limits(
+        status, state, p
+    )
+    if not restart:
+        end = st.terminal_state(state, p.tol.resource_retain_policy.value)
+        if end == A.TERMINATED_WITHOUT_RELEASE_RESOURCES:
+            p.go(end, f"Resources retained (resourceRetainPolicy {p.tol.resource_retain_policy})")
+            return True
+    driver = p.driver()
+    timeouts = p.tol.application_timeout_config
+    if not driver.finished:
+        force = p.since() * 1000 >= timeouts.force_termination_grace_period_millis
+        p.actions.append(p.release(0 if force else None))
+        p.requeue_in(timeouts.termination_requeue_period_millis / 1000)
+        return False
+    p.actions.append(p.release())
+    if restart:
+        p.status = st.restart_status(
+            status, p.now, f"Restarting after {state}", trim_history=p.settings.trim_history
+        )
+        info = p.status["currentAttemptSummary"]["attemptInfo"]
+        field, millis = _backoff_field(p)
+        wait = bounds.backoff_millis(millis, p.settings.limits)
+        message = (
+            f"Attempt {info['id']} scheduled (restart {info['restartCounter']}) in {wait} ms"
+            f"{bounds.backoff_note(field, millis, p.settings.limits)}"
+        )
+        p.transitions.append(Transition(state, A.SCHEDULED_TO_RESTART, message, p.now, p.since()))
+        return True
+    capped = (
+        _capped_by_operator(status, state, p)
+        if st.restart_allowed(restart_cfg.restart_policy.value, state)
+        else ""
+    )
+    p.go(A.RESOURCE_RELEASED, f"Driver resources released{f' ({capped})' if capped else ''}")
+    return True
+
+
+def _with_counter_reset(p: _Pass, state: A) -> Obj:
+    """The status, with restart counters zeroed if the attempt ran restartCounterResetMillis."""
+    assert p.status is not None
+    reset = p.tol.restart_config.restart_counter_reset_millis
+    history = p.status.get("stateTransitionHistory") or {}
+    if reset < 0 or not history:
+        return p.status
+    first = history[min(history, key=int)] or {}
+    started = parse_time(first.get("lastTransitionTime"))
+    stopped = parse_time((p.status.get("currentState") or {}).get("lastTransitionTime"))
+    if started is None or stopped is None or (stopped - started).total_seconds() * 1000 < reset:
+        return p.status
+    out = copy.deepcopy(p.status)
+    info = out.setdefault("currentAttemptSummary", {}).setdefault("attemptInfo", {})
+    for key in ("restartCounter", "failureRestartCounter", "schedulingFailureRestartCounter"):
+        info[key] = 0
+    return out
+
+
+def _caps(state: A, p: _Pass) -> list[tuple[str, str, int]]:
+    """(field, counter, cap as the user set it) of each restart cap that applies to ``state``."""
+    cfg = p.tol.restart_config
+    out = [("maxRestartAttempts", "restartCounter", cfg.max_restart_attempts)]
+    if state in st.APP_FAILURES and cfg.max_restart_on_failure is not None:
+        out.append(("maxRestartOnFailure", "failureRestartCounter", cfg.max_restart_on_failure))
+    if state == A.SCHEDULING_FAILURE and cfg.max_restart_on_scheduling_failure is not None:
+        out.append(
+            (
+                "maxRestartOnSchedulingFailure",
+                "schedulingFailureRestartCounter",
+                cfg.max_restart_on_scheduling_failure,
+            )
+        )
+    return out
+
+
+def _within_limits(status: Mapping[str, Any], state: A, p: _Pass) -> bool:
+    """Another restart is within every cap (each at most the operator's, bounds.attempts_cap)."""
+    info = (status.get("currentAttemptSummary") or {}).get("attemptInfo") or {}
+    return all(
+        int(info.get(counter, 0)) + 1 <= bounds.attempts_cap(cap, p.settings.limits)
+        for _, counter, cap in _caps(state, p)
+    )
+
+
+def _capped_by_operator(status: Mapping[str, Any], state: A, p: _Pass) -> str:
+    """Why no restart, when it is the operator's cap and not the user's that stopped it."""
+    info = (status.get("currentAttemptSummary") or {}).get("attemptInfo") or {}
+    for field, counter, cap in _caps(state, p):
+        used = int(info.get(counter, 0)) + 1
+        if used > bounds.attempts_cap(cap, p.settings.limits) and used <= cap:
+            return bounds.attempts_note(field, cap, p.settings.limits)
+    return ""
+
+
+def _backoff_field(p: _Pass) -> tuple[str, int]:
+    """(field, millis) of the restart backoff for the state that ended the previous attempt."""
+    cfg = p.tol.restart_config
+    previous = (
+        ((p.status or {}).get("previousAttemptSummary") or {}).get("stateTransitionHistory")
+        or (p.status or {}).get("stateTransitionHistory")
+        or {}
+    )
+    ended = None
+    for key in sorted(previous, key=int, reverse=True):
+        name = (previous[key] or {}).get("currentStateSummary")
+        if name in {s.value for s in st.APP_STOPPING}:
+            ended = A(name)
+            break
+    if (
+        ended == A.SCHEDULING_FAILURE
+        and cfg.restart_backoff_millis_for_scheduling_failure is not None
+    ):
+        return (
+            "restartBackoffMillisForSchedulingFailure",
+            cfg.restart_backoff_millis_for_scheduling_failure,
+        )
+    if ended in st.APP_FAILURES and cfg.restart_backoff_millis_for_failure is not None:
+        return "restartBackoffMillisForFailure", cfg.restart_backoff_millis_for_failure
+    return "restartBackoffMillis", cfg.restart_backoff_millis
+
+
+def _backoff_seconds(p: _Pass) -> float:
+    """The restart backoff applied (at least the operator's minimum, bounds.backoff_millis)."""
+    return bounds.backoff_millis(_backoff_field(p)[1], p.settings.limits) / 1000
+
+
+def _terminated(p: _Pass, state: A) -> None:
+    ttl = p.tol.ttl_after_stop_millis
+    meta = p.meta
+    if ttl >= 0:
+        remaining = ttl / 1000 - p.since()
+        if remaining <= 0:
+            p.actions.append(
+                DeleteCustomResource(
+                    str(p.cr.get("apiVersion", APACHE_API_VERSION)),
+                    str(p.cr.get("kind", SPARK_APPLICATION)),
+                    p.namespace,
+                    str(meta.get("name")),
+                    str(meta.get("uid", "")),
+                )
+            )
+            return
+        p.requeue_in(remaining)
+    if state != A.TERMINATED_WITHOUT_RELEASE_RESOURCES:
+        driver = p.driver()
+        releasing = any(isinstance(a, DeleteResources) for a in p.actions)
+        deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
+        if driver.exists and not deleting and not releasing:
+            # released, yet the driver is still there (a crash between commit and delete)
+            p.actions.append(p.release())
+        return
+    retain = p.tol.effective_retain_duration_millis()
+    if retain < 0:
+        return
+    remaining = retain / 1000 - p.since()
+    if remaining > 0:
+        p.requeue_in(remaining)
+    elif p.driver().exists:
+        p.actions.append(p.release())
+
+
+def _name(driver: DriverView) -> str:
+    return str(((driver.pod or {}).get("metadata") or {}).get("name", "?"))

@@ -1,0 +1,152 @@
+"""Settings of the operator, every one documented with its default, merged in one place.
+
+Owns :class:`Limits` (the bounds no resource may exceed), :class:`ReconcileSettings` (what the
+pure reconcilers read), :class:`OperatorSettings` (what the runner reads: namespaces, workers,
+leader election, metrics; it holds the other two) and :func:`merge`, the one place they are
+put together: the defaults, then the process environment (:data:`ENVIRONMENT`), then the flags
+of ``sparkplane operator run``. The result is passed down; no module of the operator reads the
+environment itself. Tests build the settings directly with short periods. Pure: the environment
+comes in as a mapping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds no custom resource may exceed (docs/operator.md, "Bounds").
+
+    Each is an operator setting (``sparkplane operator run`` flag, Helm value ``limits.*``).
+    Refused (the resource fails with a status and a Warning Event naming the field, the limit
+    and the setting): ``min_schedule_seconds`` (default 60: a ScheduledSparkApplication whose
+    runs come closer than this), ``max_workers`` (default 100: a SparkCluster's
+    ``initWorkers``/``minWorkers``/``maxWorkers``), ``max_executors`` (default 500: a
+    SparkApplication's ``spark.executor.instances``, ``spark.dynamicAllocation.{initial,min,
+    max}Executors``). Clamped (the transition message says so): ``min_restart_backoff_millis``
+    (default 1000: a smaller ``restartBackoffMillis*`` waits this long),
+    ``max_restart_attempts`` (default 20: a larger ``maxRestartAttempts``/``maxRestartOn*``
+    stops here). With dynamic allocation on and no ``spark.dynamicAllocation.maxExecutors``
+    (Spark's default: unbounded), the operator sets it to ``max_executors``.
+    """
+
+    min_schedule_seconds: int = 60
+    min_restart_backoff_millis: int = 1000
+    max_restart_attempts: int = 20
+    max_workers: int = 100
+    max_executors: int = 500
+
+
+#: Limits field -> (``sparkplane operator run`` flag, Helm value): the words of every bound's
+#: message (:func:`sparkplane.operator.core.bounds.setting`) and the Deployment's flags.
+LIMIT_SETTINGS = {
+    "min_schedule_seconds": ("--min-schedule-seconds", "limits.minScheduleSeconds"),
+    "min_restart_backoff_millis": (
+        "--min-restart-backoff-millis",
+        "limits.minRestartBackoffMillis",
+    ),
+    "max_restart_attempts": ("--max-restart-attempts", "limits.maxRestartAttempts"),
+    "max_workers": ("--max-workers", "limits.maxWorkers"),
+    "max_executors": ("--max-executors", "limits.maxExecutors"),
+}
+
+
+@dataclass(frozen=True)
+class ReconcileSettings:
+    """Inputs of ``decide`` besides the observed objects.
+
+    ``operator_name``: value of the ``spark.operator/name`` label (default
+    ``spark-kubernetes-operator``, like Apache's). ``trim_history``: at a restart move the old
+    attempt's history into ``previousAttemptSummary`` (Apache's default, true).
+    ``missing_driver_grace_seconds``: after requesting a driver, how long a pod absent from the
+    cache is assumed to be on its way before a live read is asked for (default 5).
+    ``limits``: the bounds of :class:`Limits`.
+    """
+
+    operator_name: str = DEFAULT_OPERATOR_NAME
+    trim_history: bool = True
+    missing_driver_grace_seconds: float = 5.0
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """How the operator process runs.
+
+    ``namespaces``: watched namespaces; empty = all namespaces (default).
+    ``workers``: reconcile threads (default 8). ``event_workers``: threads posting Kubernetes
+    Events (default 2). ``leader_election``: hold a coordination.k8s.io Lease before reconciling
+    (default True); ``lease_name``/``lease_namespace`` name it (default
+    ``sparkplane-operator-lock`` in ``default``); ``lease_seconds`` (15), ``renew_seconds`` (2).
+    ``identity``: this replica's holder identity (default: hostname + random suffix).
+    ``metrics_port``: Prometheus endpoint port (None = no endpoint; default None).
+    ``base_retry_seconds``/``max_retry_seconds``: per-key exponential requeue after errors
+    (0.05 → 60). ``resync_seconds``: every resource is reconciled again at least this often
+    (default 300). ``reconcile_clusters``: also reconcile SparkClusters (default True).
+    ``reconcile_schedules``: also run ScheduledSparkApplications (default True).
+    ``pod_template_dir``: the only directory ``spark.kubernetes.*.podTemplateFile`` may name
+    (None = the operator reads no template files; default None, see operator.podtemplates).
+    ``pod_policy_allow``: checks of the pod policy (``security.podpolicy.CHECK_NAMES``)
+    this operator does not apply before creating pods (default none; docs/security.md).
+    ``label_selector``: only custom resources matching it (a shard; default: all).
+    ``sweep_seconds``: how often the leader deletes leftovers of finished attempts (default 60;
+    also when it takes the lease); ``sweep_min_age_seconds``: younger objects are left (10).
+    ``archive_prune_seconds``: how often the leader deletes expired log archives (default 600).
+    ``lease_seconds`` must exceed the renew deadline (2/3 of it), itself above ``renew_seconds``.
+    """
+
+    namespaces: tuple[str, ...] = ()
+    workers: int = 8
+    event_workers: int = 2
+    leader_election: bool = True
+    lease_name: str = "sparkplane-operator-lock"
+    lease_namespace: str = "default"
+    lease_seconds: float = 15.0
+    renew_seconds: float = 2.0
+    identity: str = ""
+    metrics_port: int | None = None
+    base_retry_seconds: float = 0.05
+    max_retry_seconds: float = 60.0
+    resync_seconds: float = 300.0
+    reconcile_clusters: bool = True
+    reconcile_schedules: bool = True
+    pod_template_dir: str | None = None
+    label_selector: str = ""
+    sweep_seconds: float = 60.0
+    sweep_min_age_seconds: float = 10.0
+    archive_prune_seconds: float = 600.0
+    reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
+    pod_policy_allow: tuple[str, ...] = ()
+
+
+#: What the operator takes from its environment (the Deployment sets ``POD_NAME`` from the
+#: downward API): variable -> :class:`OperatorSettings` field. Flags win over the environment.
+ENVIRONMENT = {"POD_NAME": "identity"}
+_LIMITS = frozenset(f.name for f in dataclasses.fields(Limits))
+_RECONCILE = frozenset(f.name for f in dataclasses.fields(ReconcileSettings)) - {"limits"}
+
+
+def merge(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> OperatorSettings:
+    """The operator's settings: the defaults, then ``environ`` (:data:`ENVIRONMENT`), then
+    ``flags`` (the last wins). ``flags`` are keyed by field name, flat: an
+    :class:`OperatorSettings` field, a :class:`ReconcileSettings` one (``operator_name``...) or
+    a :class:`Limits` one (``max_executors``...). Without ``renew_seconds``, a
+    ``lease_seconds`` flag also sets it (a quarter of the lease, at most the default), so a
+    short lease is renewed in time. An unknown key is a TypeError (a caller's bug)."""
+    values: dict[str, Any] = {
+        name: (environ or {})[var] for var, name in ENVIRONMENT.items() if (environ or {}).get(var)
+    }
+    values.update(flags)
+    limits = Limits(**{k: values.pop(k) for k in _LIMITS & values.keys()})
+    reconcile = ReconcileSettings(
+        **{k: values.pop(k) for k in _RECONCILE & values.keys()}, limits=limits
+    )
+    if "lease_seconds" in values and "renew_seconds" not in values:
+        values["renew_seconds"] = min(OperatorSettings.renew_seconds, values["lease_seconds"] / 4)
+    return OperatorSettings(**values, reconcile=reconcile)

@@ -1,0 +1,363 @@
+"""The operator process: informers in, one work queue, workers running the generic loop.
+
+Owns the plumbing around the kind adapters (:mod:`~sparkplane.operator.kinds.app_adapter`,
+:mod:`~sparkplane.operator.kinds.cluster_io`, :mod:`~sparkplane.operator.kinds.scheduled_io`): an
+informer per custom-resource kind and per watched namespace (one, a list, or all; optionally
+narrowed by a label selector, so several operator instances can split the work into shards), the
+adapters' secondary informers (pods,
+StatefulSets), the queue (de-duplicated keys, never one key on two workers, per-key backoff),
+the worker threads, leader election and the fenced gateway every write goes through, the
+newest-copy cache of our own status writes, Events and metrics, and the sweeper's schedule.
+What one reconcile does, and in which order it writes, is :mod:`sparkplane.operator.runtime.loop`.
+
+With leader election on, workers only take keys while this replica holds the Lease, and every
+write checks the lease again right before it is sent; caches stay warm so a new leader starts
+at once. Called by ``sparkplane operator run``, the benchmarks and the tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+from sparkplane.errors import KubeError
+from sparkplane.kube import Kube
+from sparkplane.kube.informer import Informer
+from sparkplane.operator.core.decision import Transition
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.kinds import scheduled_io
+from sparkplane.operator.kinds.app_adapter import AppAdapter
+from sparkplane.operator.kinds.cluster_io import ClusterAdapter
+from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
+from sparkplane.operator.kinds.scheduled_io import ScheduleAdapter
+from sparkplane.operator.runtime import actions, loop, sweep
+from sparkplane.operator.runtime.deletions import DeletionArchiver
+from sparkplane.operator.runtime.fencing import FencedKube
+from sparkplane.operator.runtime.leader import LeaderElector
+from sparkplane.operator.runtime.metrics import OperatorMetrics
+from sparkplane.operator.runtime.workqueue import WorkQueue
+from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, SPARK_CLUSTER
+
+log = logging.getLogger(__name__)
+Key = loop.Key
+Obj = dict[str, Any]
+__all__ = ["Key", "Operator"]
+
+
+def _rv(obj: Obj | None) -> int:
+    try:
+        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class Operator:
+    """Reconciles SparkApplications and SparkClusters until :meth:`stop`."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        settings: OperatorSettings | None = None,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        template_loader: Callable[[str], Obj | None] | None = None,
+    ) -> None:
+        self.settings = settings or OperatorSettings()
+        self.clock = clock
+        self.identity = self.settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+        self.name = self.settings.reconcile.operator_name
+        self.elector: LeaderElector | None = None
+        self.reader = kube
+        self.kube: Kube = FencedKube(kube, self.may_write)
+        self.queue: WorkQueue[Key] = WorkQueue(
+            base_delay=self.settings.base_retry_seconds, max_delay=self.settings.max_retry_seconds
+        )
+        self.metrics = OperatorMetrics()
+        self.events = actions.EventRecorder(
+            self.kube, self.name, self.identity, workers=self.settings.event_workers
+        )
+        # podTemplateFile: only from the configured directory (operator.podtemplates)
+        loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
+        self.app_adapter = AppAdapter(
+            kube, self.settings.reconcile, clock, loader, cluster_exists=self._cluster_exists
+        )
+        self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
+        limits = self.settings.reconcile.limits
+        if self.settings.reconcile_clusters:
+            self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock, limits)
+        if self.settings.reconcile_schedules and scheduled_io.served(kube):
+            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock, limits)
+        self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
+        selector = self.settings.label_selector or None
+        self.resources: dict[str, list[Informer]] = {
+            kind: [
+                Informer(kube, a.api_version, kind, namespace=ns, label_selector=selector)
+                for ns in self.namespaces
+            ]
+            for kind, a in self.adapters.items()
+        }
+        self.secondary: list[tuple[Informer, loop.Watch]] = [
+            (
+                Informer(
+                    kube, w.api_version, w.kind, namespace=ns, label_selector=w.label_selector
+                ),
+                w,
+            )
+            for a in self.adapters.values()
+            for w in a.watches()
+            for ns in self.namespaces
+        ]
+        self.requests = ThreadPoolExecutor(
+            max(self.settings.workers, 1) * 2, thread_name_prefix="requests"
+        )
+        kube.api.fit(max(self.settings.workers, 1) * 3 + 8)  # workers, their requests, informers
+        self.archiver = DeletionArchiver(
+            self.kube,
+            ThreadPoolExecutor(2, thread_name_prefix="archive"),
+            lambda: self.is_leader,
+            self.namespaces,
+            self.settings.archive_prune_seconds,
+        )
+        self._lock = threading.Lock()
+        self._written: dict[Key, Obj] = {}
+        self._reported: dict[Key, str] = {}  # the last ReconcileError Event per resource
+        self._stopping = threading.Event()
+        self._leading = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.metrics.watch_states("applications", lambda: self.cached(SPARK_APPLICATION))
+        self.metrics.watch_states("clusters", lambda: self.cached(SPARK_CLUSTER))
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self, *, wait_synced: float = 30.0) -> Operator:
+        for kind, informers in self.resources.items():
+            for informer in informers:
+                informer.add_handler(self._on_custom_resource(kind))
+        for informer, watch in self.secondary:
+            informer.add_handler(self._on_secondary(watch))
+            if watch.kind == "Pod":  # drivers deleted by someone else: archive their logs
+                informer.add_handler(self.archiver.on_event)
+        everything = self._informers()
+        for informer in everything:
+            informer.start()
+        for informer in everything:
+            informer.wait_synced(wait_synced)
+        self.events.start()
+        if self.settings.metrics_port is not None:
+            self.metrics.serve(self.settings.metrics_port)
+        for i in range(max(self.settings.workers, 1)):
+            self._spawn(self._work, f"reconcile-{i}")
+        self._spawn(self._resync, "resync")
+        if self.settings.leader_election:
+            self.elector = LeaderElector(
+                self.reader,
+                name=self.settings.lease_name,
+                namespace=self.settings.lease_namespace,
+                identity=self.identity,
+                lease_seconds=self.settings.lease_seconds,
+                renew_seconds=self.settings.renew_seconds,
+                on_change=self._on_leadership,
+            ).start()
+        else:
+            self._on_leadership(True)
+        return self
+
+    def _informers(self) -> list[Informer]:
+        primary = [i for informers in self.resources.values() for i in informers]
+        return [*(i for i, _ in self.secondary), *primary]
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.queue.shutdown()
+        if self.elector is not None:
+            self.elector.stop()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        for informer in self._informers():
+            informer.stop()
+        self.events.stop()
+        self.requests.shutdown(wait=False)
+        self.archiver.pool.shutdown(wait=False)
+        self.metrics.close()
+
+    def run_forever(self) -> None:
+        """Start and block until :meth:`stop` is called from another thread (or Ctrl-C)."""
+        self.start()
+        try:
+            while not self._stopping.wait(1.0):
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    @property
+    def pod_policy_allow(self) -> tuple[str, ...]:
+        """The pod policy checks this operator does not apply (:class:`OperatorSettings`)."""
+        return self.settings.pod_policy_allow
+
+    @property
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    def may_write(self) -> bool:
+        """The fence: without leader election always; with it, only while the lease is held."""
+        if self.elector is None:
+            return not self.settings.leader_election
+        return self._leading.is_set() and self.elector.holds()
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _on_leadership(self, leading: bool) -> None:
+        if leading:
+            self._leading.set()
+            self._enqueue_all()
+            self._spawn(self._sweep, "sweep-on-lead")
+        else:
+            self._leading.clear()
+
+    # -- cache → queue --------------------------------------------------------------------
+    def _cluster_exists(self, namespace: str, name: str) -> bool:
+        informers = self.resources.get(ClusterAdapter.kind, [])
+        return any(i.get(namespace, name) is not None for i in informers)
+
+    def cached(self, kind: str) -> list[Obj]:
+        return [obj for informer in self.resources.get(kind, []) for obj in informer.list()]
+
+    def _enqueue_all(self) -> None:
+        for kind in self.resources:
+            for obj in self.cached(kind):
+                meta = obj["metadata"]
+                self.queue.add((kind, meta["namespace"], meta["name"]))
+
+    def _on_custom_resource(self, kind: str) -> Callable[[str, Obj], None]:
+        def handler(event: str, obj: Obj) -> None:
+            meta = obj.get("metadata") or {}
+            key = (kind, str(meta.get("namespace")), str(meta.get("name")))
+            with self._lock:
+                if event == "DELETED":
+                    self._written.pop(key, None)
+                    self._reported.pop(key, None)
+                    return
+                mine = self._written.get(key)
+            if mine is not None and _rv(mine) == _rv(obj):
+                return  # our own status write coming back: nothing new to decide
+            self.queue.add(key)
+
+        return handler
+
+    def _on_secondary(self, watch: loop.Watch) -> Callable[[str, Obj], None]:
+        def handler(event: str, obj: Obj) -> None:
+            keys: Iterable[Key] = watch.on_event(event, obj)
+            for key in keys:
+                if key[0] in self.resources:
+                    self.queue.add(key)
+
+        return handler
+
+    def _resync(self) -> None:
+        last = last_sweep = time.monotonic()
+        while not self._stopping.wait(min(self.settings.resync_seconds, 30.0)):
+            now = time.monotonic()
+            for adapter in self.adapters.values():
+                adapter.resync()
+            self.archiver.tick()
+            if now - last >= self.settings.resync_seconds and self.is_leader:
+                last = now
+                self._enqueue_all()
+            if now - last_sweep >= self.settings.sweep_seconds and self.is_leader:
+                last_sweep = now
+                self._sweep()
+
+    def _sweep(self) -> None:
+        sweep.run_round(self, self.settings.sweep_min_age_seconds)
+
+    # -- workers --------------------------------------------------------------------------
+    def _work(self) -> None:
+        while not self._stopping.is_set():
+            if not self._leading.wait(0.5):
+                continue
+            key = self.queue.get(timeout=0.5)
+            if key is None:
+                continue
+            started = time.perf_counter()
+            try:
+                requeue = self.reconcile(key)
+                self.queue.forget(key)
+                if requeue is not None:
+                    self.queue.add_after(key, requeue)
+            except Exception as exc:
+                delay = self.queue.add_rate_limited(key)
+                self.metrics.reconcile_errors.labels(key[0], type(exc).__name__).inc()
+                log.warning("reconcile %s %s/%s failed (retry in %.2fs): %s", *key, delay, exc)
+                self._report_failure(key, exc)
+            finally:
+                self.metrics.reconcile_seconds.labels(key[0]).observe(time.perf_counter() - started)
+                self.queue.done(key)
+
+    def _report_failure(self, key: Key, exc: Exception) -> None:
+        """A Warning Event ``ReconcileError`` on the resource, once per distinct error: an
+        error that is not the API's (a spec the builders cannot handle) repeats on every retry,
+        and its author must see it (``kubectl describe``), not only the operator's log."""
+        if isinstance(exc, KubeError):
+            return
+        message = f"cannot reconcile: {type(exc).__name__}: {exc}"[:1000]
+        with self._lock:
+            if self._reported.get(key) == message:
+                return
+            self._reported[key] = message
+        cr = self.current(key)
+        if cr is not None:
+            self.events.record(
+                cr, Transition(None, "ReconcileError", message, self.clock(), warning=True)
+            )
+
+    def reconcile(self, key: Key) -> float | None:
+        """Reconcile one resource now; returns the requeue delay (None: wait for changes)."""
+        return loop.reconcile(self, self.adapters[key[0]], key)
+
+    def current(self, key: Key) -> Obj | None:
+        """The newest known copy: the cache's, or the one our last status write returned."""
+        kind, namespace, name = key
+        informers = self.resources.get(kind, [])
+        cached = next((i.get(namespace, name) for i in informers if i.get(namespace, name)), None)
+        with self._lock:
+            mine = self._written.get(key)
+        if cached is None:
+            return None
+        same = mine is not None and mine["metadata"].get("uid") == cached["metadata"].get("uid")
+        if mine is not None and same and _rv(mine) > _rv(cached):
+            return mine
+        return cached
+
+    def driver_pods(self) -> list[Obj]:
+        """The driver pods the SparkApplication adapter has indexed (for the sweeper)."""
+        adapter = self.app_adapter
+        pods = (p for (ns, app) in adapter.indexed() for p in adapter.pods_of(ns, app))
+        return [
+            p for p in pods if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
+        ]
+
+    def deleting(self, uid: str) -> None:
+        """The sweeper deletes pod ``uid``: not someone else's deletion (not archived as one)."""
+        self.archiver.ours(uid)
+
+    def remember(self, key: Key, written: Obj) -> None:
+        with self._lock:
+            self._written[key] = written
+
+    def publish(self, written: Obj, transitions: Iterable[Transition]) -> None:
+        """Metrics for each committed transition; one Event for all of them."""
+        transitions = tuple(transitions)
+        for transition in transitions:
+            self.metrics.observe(transition)
+        self.events.record_all(written, transitions)
