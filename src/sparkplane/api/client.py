@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from sparkplane.errors import AppNotFoundError, ConfigError, TimeoutExpired
 from sparkplane.model.apps import App, Description, Mode
+from sparkplane.settings import Settings
 from sparkplane.usecases import connection
 
 if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
@@ -57,10 +58,14 @@ class SparkPlane:
         kube: Kube | None,
         namespace: str = "default",
         conn: connection.Connection | None = None,
+        settings: Settings | None = None,
     ) -> None:
         self._kube = kube
         self.namespace = namespace
         self.connection = conn
+        #: this process's settings (log archive, event-log root, cache, upload token), merged
+        #: once here from the environment unless given (:class:`sparkplane.settings.Settings`)
+        self.settings = settings if settings is not None else Settings.load()
         self._trackers: dict[str | None, Tracker] = {}
         self._lock = threading.Lock()
 
@@ -75,9 +80,11 @@ class SparkPlane:
         server: str | None = None,
         token: str | None = None,
         ca_cert: str | None = None,
+        settings: Settings | None = None,
     ) -> SparkPlane:
         """Connect with a kubeconfig (+context), in-cluster, an explicit server/token/CA, or
-        ``APISERVER``/``TOKEN``/``CACERT``; ``namespace`` defaults to the context's."""
+        ``APISERVER``/``TOKEN``/``CACERT``; ``namespace`` defaults to the context's; ``settings``
+        default to :meth:`Settings.load` (the environment)."""
         conn = connection.resolve(
             kubeconfig=kubeconfig,
             context=context,
@@ -86,7 +93,7 @@ class SparkPlane:
             ca_cert=ca_cert,
             in_cluster=in_cluster,
         )
-        return cls(conn.open(), namespace or conn.default_namespace(), conn)
+        return cls(conn.open(), namespace or conn.default_namespace(), conn, settings)
 
     @classmethod
     def offline(cls, namespace: str = "default") -> SparkPlane:
@@ -411,6 +418,7 @@ class SparkPlane:
             tail=tail,
             notice=notice,
             missing=missing,
+            settings=self.settings,
             kube=self.kube,
         )
 
@@ -436,7 +444,7 @@ class SparkPlane:
         from sparkplane.usecases.ui import ui_address
 
         name, ns = self._ref(app, namespace)
-        if history and (page := page_of_finished(self.kube, ns, name)) is not None:
+        if history and (page := page_of_finished(self.kube, ns, name, self.settings)) is not None:
             return page
         return ui_address(self.kube, self._app(app, namespace), wait=wait)
 
@@ -469,7 +477,14 @@ class SparkPlane:
         resolved = self._app(app, namespace)
         from sparkplane.usecases.kill import kill
 
-        kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
+        kill(
+            self.kube,
+            resolved,
+            wait=wait,
+            timeout=timeout,
+            progress=progress,
+            settings=self.settings,
+        )
 
     def gc(
         self,
@@ -492,6 +507,7 @@ class SparkPlane:
             default_ttl=older_than,
             dry_run=dry_run,
             grace=DEFAULT_GRACE if grace is None else grace,
+            settings=self.settings,
         )
 
     def _app(self, app: AppLike, namespace: str | None) -> App:
