@@ -28,10 +28,10 @@ from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.spec import SparkApp
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
+from tests.staging_server import serve_in_background
 from sparkplane.staging.bundle import pack_bundle
 from sparkplane.staging.cleanup import CleanupPolicy, Reason, run_cleanup
-from sparkplane.staging.cli import kube_checker
+from sparkplane.staging.kube_owner import kube_checker
 from sparkplane.staging.client import fetch, upload_bundle
 from sparkplane.staging.deploy import manifests
 from sparkplane.staging.errors import StagingClientError

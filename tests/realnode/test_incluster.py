@@ -26,7 +26,7 @@ from sparkplane.kube import Kube
 from sparkplane.model.pods import finished_at
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
+from tests.staging_server import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.usecases.stage import TOKEN_ENV

@@ -14,7 +14,7 @@ from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
+from tests.staging_server import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.settings import StagingSettings
