@@ -129,9 +129,7 @@ def serve(
             max_bundle_bytes=max_bundle_mb * 1024 * 1024,
             total_quota_bytes=total_quota_mb * 1024 * 1024,
             namespace_quota_bytes=namespace_quota_mb * 1024 * 1024,
-            upload_secrets=load_upload_secrets(upload_secret_file)
-            if upload_secret_file
-            else (),
+            upload_secrets=load_upload_secrets(upload_secret_file) if upload_secret_file else (),
             allow_anonymous_uploads=allow_anonymous_uploads,
             unused_expiry_seconds=unused_expiry,
             max_age_seconds=max_age,

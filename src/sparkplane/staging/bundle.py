@@ -126,7 +126,8 @@ class _Unpacker:
         member = info.name
         if len(self.names) >= self.max_members:
             raise UnsafeArchiveError(member, f"more than {self.max_members} members")
-        changes = {"name": _clean_name(member, member)}
+        name = _clean_name(member, member)
+        linkname = info.linkname
         if info.isreg():
             self.add_bytes(info.size, member)
         elif info.issym():
@@ -139,13 +140,13 @@ class _Unpacker:
                     "it could lead outside the target via other links",
                 )
         elif info.islnk():
-            changes["linkname"] = source = _clean_name(info.linkname, member)
-            if source not in self.files or source == changes["name"]:
+            linkname = source = _clean_name(info.linkname, member)
+            if source not in self.files or source == name:
                 raise UnsafeArchiveError(
                     member, f"hard link to {info.linkname!r}, not a file earlier in the bundle"
                 )
             self.add_bytes(self.files[source], member)  # counted as a copy would be
-        return info.replace(**changes, deep=False)
+        return info.replace(name=name, linkname=linkname, deep=False)
 
     def extract(self, tar: tarfile.TarFile, info: tarfile.TarInfo) -> None:
         """Check ``info`` (:meth:`checked`), then extract it through the ``data`` filter."""

@@ -42,7 +42,7 @@ def staging_server(
         if log is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="sparkplane-staging-"))
             log = Path(tmp) / "server.log"
-        sink = stack.enter_context(open(log, "wb"))  # noqa: SIM115 - closed by the stack
+        sink = stack.enter_context(open(log, "wb"))
         command = [sys.executable, "-m", "sparkplane.cli", "staging", "serve", *args]
         proc = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.staging_server import serve_in_background
 
 from sparkplane.errors import SubmissionError, ValidationError
 from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
 from sparkplane.staging.auth import UploadSecret
-from tests.staging_server import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.settings import StagingSettings
