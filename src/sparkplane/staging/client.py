@@ -4,10 +4,10 @@ Called by the submitter (:func:`upload_bundle`, with the uploader's credential: 
 bearer token or an upload secret) and by the init-container command ``sparkplane fetch``
 (:func:`fetch`, :func:`localize_uris`). Every function is synchronous and blocks the calling
 thread for its transfer, which runs on :mod:`sparkplane.staging.wire` (``sendfile``/``splice``);
-:func:`localize_uris` downloads several URIs at once on a small thread pool. Asynchronous callers
-use :class:`sparkplane.aio.AsyncSparkPlane`, which runs these on a thread. A bundle is never held
-in memory; downloads land in a ``.part`` file renamed once complete, and unpacking is bounded by
-``max_bytes``.
+:func:`localize_uris` downloads several URIs at once on a small thread pool. Asynchronous
+callers use :class:`sparkplane.api.aio.AsyncSparkPlane`, which runs these on a thread. A bundle
+is never held in memory; downloads land in a ``.part`` file renamed once complete, and unpacking
+is bounded by ``max_bytes``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.staging_server import serve_in_background
 
 from sparkplane.errors import SubmissionError, ValidationError
 from sparkplane.render import render
@@ -26,6 +25,7 @@ from sparkplane.usecases.stage import (
     staged_submission,
     staging_secret,
 )
+from tests.staging_server import serve_in_background
 
 IDS = AppIds.for_submission("unit-staging", "deps-app")
 
