@@ -15,9 +15,9 @@ first two. If the submission fails after the upload, or meets an earlier submiss
 same id, the bundle is deleted on the server (``DELETE``, authorised by its secret); if even
 that fails the error says so: a never-downloaded bundle expires server-side
 (``--unused-expiry``). The rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
-The staging client's coroutines run on sparkplane's background loop
-(:mod:`sparkplane.usecases.runtime`), never through ``asyncio.run``, so a submit works inside a
-running event loop (a notebook cell).
+The staging client is synchronous like the rest of the submit (it blocks this thread for the
+transfer, no event loop), so a submit works the same from a script, a worker thread or a
+notebook cell.
 """
 
 from __future__ import annotations
@@ -45,10 +45,9 @@ from sparkplane.render.steps.staging import (
 from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
 from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
 from sparkplane.staging.bundle import pack_bundle_measured
-from sparkplane.staging.client import StagedResource, delete_bundle_async, upload_bundle_async
+from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
-from sparkplane.usecases.runtime import run_coroutine
 
 Obj = dict[str, Any]
 OWNER_LABEL = "spark-app-selector"
@@ -95,10 +94,8 @@ class StagedUpload:
             return ""
         rid = self.resource.resource_id
         try:
-            run_coroutine(
-                delete_bundle_async(
-                    self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
-                )
+            delete_bundle(
+                self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
             )
         except SparkplaneError as exc:
             return (
@@ -192,10 +189,8 @@ def stage(
         _, unpacked = pack_bundle_measured(files, bundle)
         token = _upload_token(options, kube)
         try:
-            resource = run_coroutine(
-                upload_bundle_async(
-                    options.server, bundle, owner, ca_file=options.ca_file, token=token
-                )
+            resource = upload_bundle(
+                options.server, bundle, owner, ca_file=options.ca_file, token=token
             )
         except StagingClientError as exc:
             if exc.status != 401 or token:

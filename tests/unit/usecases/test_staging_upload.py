@@ -14,7 +14,6 @@ from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.settings import StagingSettings
@@ -26,6 +25,7 @@ from sparkplane.usecases.stage import (
     staged_submission,
     staging_secret,
 )
+from tests.staging_server import serve_in_background
 
 IDS = AppIds.for_submission("unit-staging", "deps-app")
 
