@@ -41,7 +41,6 @@ from sparkplane.kube import Kube, connect
 from sparkplane.operator.deploy.install import apply_objects, install_crds
 from sparkplane.staging.process import staging_server
 from sparkplane.usecases.kill import remaining_objects
-from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane_devcluster import DevCluster, DevClusterSettings
 from sparkplane_devcluster.cluster import ready_namespace
 from sparkplane_devcluster.node import host
@@ -180,12 +179,14 @@ def local_deps(kube: Kube, sp: SparkPlane, plan: NodePlan, kubeconfig: Path) -> 
     serve = ["--host", plan.host_ip, "--port", "0", "--no-fsync"]  # the host address pods reach
     serve += ["--storage-dir", str(work / "bundles"), "--db-path", str(work / "meta.sqlite3")]
     serve += ["--upload-secret-file", str(work / "upload-secrets"), "--kubeconfig", str(kubeconfig)]
-    os.environ[TOKEN_ENV] = upload  # the admin's client certificate is no token: the secret is
+    # the admin's client certificate is no token to forward: the upload secret authorises it
     with staging_server(*serve, log=work / "staging.log") as url:
         say(f"sparkplane submit -f examples/local-deps/app.yaml --staging-server {url}")
         doc = yaml.safe_load((EXAMPLES / "local-deps" / "app.yaml").read_text())
         doc["metadata"]["namespace"] = NAMESPACE
-        result = sp.submit(doc, staging_server=url, staging_base_dir=EXAMPLES / "local-deps")
+        result = sp.submit(
+            doc, staging_server=url, staging_base_dir=EXAMPLES / "local-deps", staging_token=upload
+        )
         data(f"submitted {result.name}: {', '.join(result.objects)}")
         app = sp.wait(result.name, timeout=300)
         data(f"{app.name}: {app.state.phase}")

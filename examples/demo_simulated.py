@@ -21,7 +21,6 @@ KWOK plays the kubelet: containers do not run, pods move through their phases as
 from __future__ import annotations
 
 import base64
-import os
 import secrets
 import sys
 import tempfile
@@ -43,7 +42,6 @@ from sparkplane.staging.process import staging_server
 from sparkplane.templates import load_app, parse_env
 from sparkplane.usecases.create import submit_objects
 from sparkplane.usecases.kill import remaining_objects
-from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane_devcluster import DevCluster, DevClusterSettings
 from sparkplane_devcluster.simulator import DriverSimulator
 
@@ -97,13 +95,13 @@ def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path, kubeconfig: Pat
     serve += ["--upload-secret-file", str(workdir / "upload-secrets")]
     # the dev cluster's admin uses a client certificate (no token to forward): the upload
     # secret authorises the upload instead
-    os.environ[TOKEN_ENV] = upload_secret
     with staging_server(*serve, log=workdir / "staging.log") as url:
         console.print(f"staging server at {url}")
         result = sp.submit(
             EXAMPLES / "local-deps" / "app.yaml",
             staging_server=url,
             staging_base_dir=EXAMPLES / "local-deps",
+            staging_token=upload_secret,
         )
         pod = kube.get("v1", "Pod", result.driver_pod or "", NAMESPACE)
         cmd = pod["spec"]["initContainers"][0]["command"]

@@ -133,7 +133,9 @@ def test_submit_with_local_deps_end_to_end(
     kube: Kube, namespace: str, staging_url: str, local_deps: dict[str, Path], tmp_path: Path
 ) -> None:
     result = submit_native(
-        kube, _app(namespace, local_deps), SubmitOptions(staging_server=staging_url)
+        kube,
+        _app(namespace, local_deps),
+        SubmitOptions(staging_server=staging_url, staging_token=SECRET.secret),
     )
     assert result.driver_pod and result.app_id
     driver = kube.get("v1", "Pod", result.driver_pod, namespace)
@@ -191,7 +193,11 @@ def test_failed_submission_leaves_no_bundle(
 ) -> None:
     missing = f"sp-missing-{uuid.uuid4().hex[:8]}"  # the driver pod cannot be created there
     with pytest.raises(SubmissionError) as info:
-        submit_native(kube, _app(missing, local_deps), SubmitOptions(staging_server=staging_url))
+        submit_native(
+            kube,
+            _app(missing, local_deps),
+            SubmitOptions(staging_server=staging_url, staging_token=SECRET.secret),
+        )
     message = str(info.value)
     assert "nothing was created" in message and "was deleted" in message
     resource_id = message.split("the staged bundle ")[1].split(" ", maxsplit=1)[0]

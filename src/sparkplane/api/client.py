@@ -178,12 +178,15 @@ class SparkPlane:
         staging_internal_server: str | None = None,
         staging_ca_file: PathLike | None = None,
         staging_base_dir: PathLike | None = None,
+        staging_token: str | None = None,
     ) -> Submitted:
         """Submit natively (driver pod + owned dependents), as a SparkApplication
         (``mode="operator"``: spark.apache.org; ``"kubeflow"``: sparkoperator.k8s.io), from a
         spec, spark-submit ``argv`` or a ``template`` directory. Local files the spec names
         are uploaded to ``staging_server`` (relative paths resolve against
-        ``staging_base_dir``, default: the current directory, as with spark-submit).
+        ``staging_base_dir``, default: the current directory, as with spark-submit), with
+        ``staging_token`` (default: the settings' ``SPARKPLANE_STAGING_TOKEN``, else the
+        connection's bearer token).
         """
         from sparkplane.usecases import submit as submission
         from sparkplane.usecases.sources import Source
@@ -209,6 +212,7 @@ class SparkPlane:
                 "staging_internal_server": staging_internal_server,
                 "staging_ca_file": Path(staging_ca_file) if staging_ca_file else None,
                 "staging_base_dir": Path(staging_base_dir) if staging_base_dir else None,
+                "staging_token": staging_token or self.settings.staging_token or None,
             }
         )
         kube = self._kube_for(src)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from sparkplane.render.steps.staging import (
     secret_name,
 )
 from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
+from sparkplane.settings import STAGING_TOKEN_ENV
 from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
 from sparkplane.staging.bundle import pack_bundle_measured
 from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
@@ -51,7 +51,7 @@ from sparkplane.staging.owner import ResourceOwner
 
 Obj = dict[str, Any]
 OWNER_LABEL = "spark-app-selector"
-TOKEN_ENV = "SPARKPLANE_STAGING_TOKEN"
+TOKEN_ENV = STAGING_TOKEN_ENV  # the variable Settings.staging_token comes from
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ class StagingOptions:
     """The URL pods download from, when it differs from ``server`` (e.g. the Service DNS
     name, while this submitter uploads through an Ingress or a port-forward)."""
     token: str | None = None
-    """The upload credential; default ``$SPARKPLANE_STAGING_TOKEN``, else the kubeconfig
+    """The upload credential (``Settings.staging_token``: ``$SPARKPLANE_STAGING_TOKEN``), else
+    the kubeconfig
     identity's bearer token."""
 
 
@@ -123,7 +124,7 @@ def bearer_token(kube: Kube | None) -> str | None:
 
 
 def _upload_token(options: StagingOptions, kube: Kube | None) -> str | None:
-    return options.token or os.environ.get(TOKEN_ENV, "").strip() or bearer_token(kube)
+    return options.token or bearer_token(kube)
 
 
 def local_files(app: SparkApp, base_dir: Path | None = None) -> dict[str, Path]:
@@ -213,19 +214,24 @@ def stage(
 
 @contextlib.contextmanager
 def staged_submission(
-    app: SparkApp, ids: AppIds, options: StagingOptions | None, kube: Kube | None = None
+    app: SparkApp,
+    ids: AppIds,
+    options: StagingOptions | None,
+    kube: Kube | None = None,
+    *,
+    token: str | None = None,
 ) -> Iterator[StagedUpload]:
     """Stage ``app`` for the block; if the block fails, delete the bundle and say so.
 
     Without ``options``, a ``spark.kubernetes.sparkplane.staging.server`` in the spec's
-    sparkConf is used the same way. ``kube`` is the submitting gateway: its bearer token
-    authorises the upload unless a token is given (:func:`bearer_token`)."""
+    sparkConf is used the same way, with ``token``. ``kube`` is the submitting gateway: its
+    bearer token authorises the upload unless a token is given (:func:`bearer_token`)."""
     if options is None:
         server = mapped_conf(app).get(STAGING_SERVER)
         if not server:
             yield StagedUpload(app)
             return
-        options = StagingOptions(server)
+        options = StagingOptions(server, token=token)
     staged = stage(app, ids, options, kube)
     try:
         yield staged
