@@ -11,6 +11,7 @@ member raises :class:`UnsafeArchiveError` naming it. No network here.
 
 from __future__ import annotations
 
+import copy
 import os
 import tarfile
 from collections.abc import Iterable, Mapping
@@ -146,7 +147,9 @@ class _Unpacker:
                     member, f"hard link to {info.linkname!r}, not a file earlier in the bundle"
                 )
             self.add_bytes(self.files[source], member)  # counted as a copy would be
-        return info.replace(name=name, linkname=linkname, deep=False)
+        renamed = copy.copy(info)  # TarInfo.replace is 3.11.4+ too (PEP 706's backport)
+        renamed.name, renamed.linkname = name, linkname
+        return renamed
 
     def extract(self, tar: tarfile.TarFile, info: tarfile.TarInfo) -> None:
         """Check ``info`` (:meth:`checked`), then extract it through the ``data`` filter."""
@@ -159,10 +162,13 @@ class _Unpacker:
             if os.path.isdir(target) and not os.path.islink(target):
                 raise UnsafeArchiveError(member, "would replace a directory")
             os.unlink(target)
-        try:
-            tar.extract(safe, self.root, filter="data")
-        except tarfile.FilterError as exc:
-            raise UnsafeArchiveError(member, _reason(exc)) from exc
+        if not HAS_FILTERS:
+            tar.extract(self.data_rules(safe, member), self.root)
+        else:
+            try:
+                tar.extract(safe, self.root, filter="data")
+            except tarfile.FilterError as exc:
+                raise UnsafeArchiveError(member, _reason(exc)) from exc
         if info.isreg():
             self.files[safe.name] = info.size
         elif info.islnk():
@@ -173,6 +179,28 @@ class _Unpacker:
             self.links.append((member, target))
         self.names.append(safe.name)
 
+    def data_rules(self, info: tarfile.TarInfo, member: str) -> tarfile.TarInfo:
+        """The ``data`` filter's rules, for a Python without the filters (before 3.11.4:
+        Debian bookworm's 3.11.2, the sparkplane image's): regular files, directories and
+        links only; a symlink neither absolute nor leading outside the target; no setuid,
+        setgid, sticky or group/world-writable modes; no owners. Kept by hand because that
+        Python runs ``sparkplane fetch`` in the init-container."""
+        if not (info.isreg() or info.isdir() or info.issym() or info.islnk()):
+            kind = "FIFO" if info.isfifo() else "device file" if info.isdev() else "special file"
+            raise UnsafeArchiveError(member, f"{kind} members are not allowed")
+        if info.issym():
+            if os.path.isabs(info.linkname):
+                raise UnsafeArchiveError(member, f"link to absolute path {info.linkname!r}")
+            where = os.path.join(self.root, os.path.dirname(info.name), info.linkname)
+            if not self.inside(os.path.realpath(where)):
+                raise UnsafeArchiveError(
+                    member, f"link to {info.linkname!r} leads outside the target"
+                )
+        ruled = copy.copy(info)
+        ruled.mode = (info.mode & 0o755) | 0o600 if info.isreg() or info.islnk() else 0o755
+        ruled.uid, ruled.gid, ruled.uname, ruled.gname = os.getuid(), os.getgid(), "", ""
+        return ruled
+
     def verify_links(self) -> None:
         """Every link again, once all members are written.
 
@@ -182,6 +210,10 @@ class _Unpacker:
             if not self.inside(os.path.realpath(path)):
                 os.unlink(path)
                 raise UnsafeArchiveError(member, "symlink leads outside the target via other links")
+
+
+#: ``tarfile``'s extraction filters (PEP 706): Python 3.11.4 and later.
+HAS_FILTERS = hasattr(tarfile, "data_filter")
 
 
 def _reason(exc: tarfile.FilterError) -> str:

@@ -10,8 +10,18 @@ from typing import Any
 
 import pytest
 
+from sparkplane.staging import bundle
 from sparkplane.staging.bundle import pack_bundle, pack_bundle_measured, unpack_bundle
 from sparkplane.staging.errors import StagingError, UnsafeArchiveError
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["filters", "before-3.11.4"])
+def extraction(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test twice: with tarfile's data filter, and with the rules kept by hand for a
+    Python without it (Debian bookworm's 3.11.2 runs ``sparkplane fetch`` in the image)."""
+    if request.param and not bundle.HAS_FILTERS:
+        pytest.fail("this Python has no tarfile extraction filters: the filter path is untested")
+    monkeypatch.setattr(bundle, "HAS_FILTERS", request.param)
 
 
 def test_pack_and_unpack_round_trip(tmp_path: Path) -> None:
