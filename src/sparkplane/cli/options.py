@@ -1,11 +1,13 @@
 """Options every cluster-facing command shares, kubectl style, and the client they build.
 
 ``-n`` defaults to the kubeconfig context's namespace (kubectl's rule), resolved by the
-use-case layer (:mod:`sparkplane.usecases.connection`), as for ``SparkPlane.connect``.
+use-case layer (:mod:`sparkplane.usecases.connection`), as for ``SparkPlane.connect``. A ``-n``
+given must name a namespace: ``-n ''`` is refused (it would silently mean the default one).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,6 +33,28 @@ Context = Annotated[
         show_default=False,
     ),
 ]
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def namespace_option(value: str | None) -> str | None:
+    """``-n``: None when not given, else a valid namespace name (ValidationError, exit 2)."""
+    if value is None or _DNS1123_LABEL.match(value):
+        return value
+    from sparkplane.errors import Problem, ValidationError
+
+    what = "is empty" if not value.strip() else f"{value[:70]!r} is not a valid namespace name"
+    raise ValidationError(
+        [
+            Problem(
+                "--namespace",
+                what,
+                "give a namespace name: lowercase letters, digits and '-', at most 63 characters",
+            )
+        ],
+        subject="command line",
+    )
+
+
 Namespace = Annotated[
     str | None,
     typer.Option(
@@ -39,6 +63,7 @@ Namespace = Annotated[
         help="Namespace (default: the kubeconfig context's, else default).",
         envvar="SPARKPLANE_NAMESPACE",
         show_default=False,
+        callback=namespace_option,
     ),
 ]
 AllNamespaces = Annotated[
