@@ -203,6 +203,7 @@ def submit(
             [Problem("--output", f"{output.value} does not apply here", "use yaml, json or name")],
             subject="command line",
         )
+    ttl_after = parse_duration(ttl, field="--ttl") if ttl else None  # before any connection
     sp = _client(kubeconfig, context, namespace, offline_ok=dry_run)
     source = sp.source(
         file,
@@ -240,7 +241,7 @@ def submit(
         source,
         mode=mode,
         submission_id=submission_id,
-        ttl=parse_duration(ttl, field="--ttl") if ttl else None,
+        ttl=ttl_after,
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,
