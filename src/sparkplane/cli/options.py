@@ -7,8 +7,9 @@ given must name a namespace: ``-n ''`` is refused (it would silently mean the de
 
 from __future__ import annotations
 
+import math
 import re
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -51,6 +52,20 @@ def namespace_option(value: str | None) -> str | None:
                 "give a namespace name: lowercase letters, digits and '-', at most 63 characters",
             )
         ],
+        subject="command line",
+    )
+
+
+def seconds_option(ctx: typer.Context, param: typer.CallbackParam, value: float | None) -> Any:
+    """A number of seconds (``--timeout``): finite and not negative (``nan``, ``inf`` and a
+    5000-digit number, which is infinity as a float, are refused with exit 2)."""
+    if value is None or (math.isfinite(value) and value >= 0):
+        return value
+    from sparkplane.errors import Problem, ValidationError
+
+    flag = max(param.opts, key=len) if param.opts else str(param.name)
+    raise ValidationError(
+        [Problem(flag, f"{value} is not a number of seconds", "a number >= 0, e.g. 300")],
         subject="command line",
     )
 

@@ -73,3 +73,9 @@ def test_hostile_flags(capsys, monkeypatch, args: tuple[str, ...], words: str) -
     tail = ("-f", PI) if command == "submit" else (*IMAGE, "--class", "X", JAR)
     err = run(capsys, monkeypatch, command, *args, *tail)
     assert words in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "9" * 5000])
+def test_a_timeout_is_a_finite_number_of_seconds(capsys, monkeypatch, value: str) -> None:  # type: ignore[no-untyped-def]
+    err = run(capsys, monkeypatch, "wait", "some-app", "--timeout", value)
+    assert "--timeout: " in err and "is not a number of seconds" in err
