@@ -100,7 +100,7 @@ def app_ttl(pod: Obj, *, key: str = TTL_KEY) -> timedelta | None:
             continue
         text = str(raw).strip()
         whole = text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 12
-        if not whole or int(text) > MAX_DURATION.total_seconds():
+        if not whole or int(text.lstrip("0") or "0") > MAX_DURATION.total_seconds():
             problem = Problem(
                 f"metadata.{where}.{key}",
                 f"{_shown(str(raw))} is not a whole number of seconds up to "
@@ -108,7 +108,7 @@ def app_ttl(pod: Obj, *, key: str = TTL_KEY) -> timedelta | None:
                 "e.g. 3600",
             )
             raise ValidationError([problem], subject=f"TTL of pod {md.get('name')}")
-        return timedelta(seconds=int(text))
+        return timedelta(seconds=int(text.lstrip("0") or "0"))
     return None
 
 

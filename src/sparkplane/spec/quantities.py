@@ -63,8 +63,12 @@ def shown(value: object, limit: int = 24) -> str:
     return f"'{text[:12]}...' ({len(text)} characters)"
 
 
-def _too_many_digits(digits: str) -> bool:
-    return len(digits.lstrip("0")) > _MAX_DIGITS
+def _digits(text: str) -> int | None:
+    """The value of a digit string, None when it is longer than any bound needs (leading zeros
+    included: the renderers, Spark and Python's ``int()`` read the whole string)."""
+    if len(text) > 2 * _MAX_DIGITS or len(text.lstrip("0")) > _MAX_DIGITS:
+        return None
+    return int(text)
 
 
 def memory_mib(value: str, *, default_unit: str = "m") -> int:
@@ -99,12 +103,14 @@ def memory_mib(value: str, *, default_unit: str = "m") -> int:
             f"unknown memory unit {shown(unit)} in {shown(value)}",
             hint="Spark units are b, k (kb), m (mb), g (gb), t (tb), p (pb)",
         )
-    if _too_many_digits(number) or int(number) * _BYTE_UNITS[unit] // _MIB > MAX_MEMORY_MIB:
+    count = _digits(number)
+    mib = None if count is None else count * _BYTE_UNITS[unit] // _MIB
+    if mib is None or mib > MAX_MEMORY_MIB:
         raise QuantityError(
             f"memory {shown(value)} is more than any node has (the limit is 16t, 16 TiB)",
             hint="check the unit: m is MiB, g is GiB, t is TiB",
         )
-    return int(number) * _BYTE_UNITS[unit] // _MIB
+    return mib
 
 
 def positive_memory_mib(value: str) -> int:
@@ -150,6 +156,10 @@ def check_cpu(value: str) -> None:
             f"CPU quantity {shown(value)} is more than any node has (the limit is {MAX_CPU} cores)",
             hint='use cores ("4") or millicores ("500m")',
         )
+    if len(text) > 2 * _MAX_DIGITS:  # 0.000…1 or 000…1: Kubernetes would not take it either
+        raise QuantityError(
+            f"CPU quantity {shown(value)} is too long", hint='use cores ("1", "0.5") or "500m"'
+        )
 
 
 def positive_int(value: str) -> int:
@@ -160,9 +170,10 @@ def positive_int(value: str) -> int:
             f"{shown(value)} is not a positive whole number",
             hint="Spark core counts are integers; use coreRequest for fractional CPU",
         )
-    if _too_many_digits(text) or int(text) > MAX_CPU:
+    cores = _digits(text)
+    if cores is None or cores > MAX_CPU:
         raise QuantityError(f"{shown(value)} cores is more than any node has (at most {MAX_CPU})")
-    return int(text)
+    return cores
 
 
 def whole_number(value: str, *, most: int, unit: str = "", hint: str = "") -> int:
@@ -170,7 +181,8 @@ def whole_number(value: str, *, most: int, unit: str = "", hint: str = "") -> in
     text = value.strip()
     if not text.isascii() or not text.isdigit():
         raise QuantityError(f"{shown(value)} is not a whole number", hint)
-    if _too_many_digits(text) or int(text) > most:
+    number = _digits(text)
+    if number is None or number > most:
         limit = f"{most} {unit}".strip()
         raise QuantityError(f"{shown(value)} is above the limit of {limit}", hint)
-    return int(text)
+    return number

@@ -131,3 +131,20 @@ def test_an_empty_primary_resource_on_the_command_line() -> None:
         from_submit_args(["--class", "org.example.Main", ""])
     (problem,) = info.value.problems
     assert problem.path == "argv" and "the primary resource '' is empty" in problem.message
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "spark.driver.memory",
+        "spark.driver.cores",
+        "spark.executor.instances",
+        "spark.ui.port",
+        "spark.kubernetes.executor.limit.cores",
+    ],
+)
+def test_leading_zeros_do_not_smuggle_a_long_number(key: str) -> None:
+    """5000 zeros then a 1 is a small value, but ``int()`` (and the renderers) read it whole."""
+    path, _ = _one(_app({key: "0" * 5000 + "1"}))
+    assert path == f"spec.sparkConf[{key}]"
+    validate(_app({key: "0002"}))
