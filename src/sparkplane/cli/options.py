@@ -8,10 +8,11 @@ given must name a namespace: ``-n ''`` is refused (it would silently mean the de
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from sparkplane.vocab import is_dns1123_label
 
 if TYPE_CHECKING:
     from sparkplane.api.client import SparkPlane
@@ -34,12 +35,11 @@ Context = Annotated[
         show_default=False,
     ),
 ]
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def namespace_option(value: str | None) -> str | None:
     """``-n``: None when not given, else a valid namespace name (ValidationError, exit 2)."""
-    if value is None or _DNS1123_LABEL.match(value):
+    if value is None or is_dns1123_label(value):
         return value
     from sparkplane.errors import Problem, ValidationError
 
