@@ -2,8 +2,8 @@
 
 Owns :func:`classify_native`, :func:`classify_driver_pod` and :func:`node_lost` (a lost node
 is not an end: ``wait`` keeps waiting while the driver may still run). Called through
-``lifecycle.state`` by the lifecycle shell, and by ``lifecycle.crstate`` to refine an
-operator's coarse states with what the driver pod shows (:func:`classify_driver_pod`, which the
+``sparkplane.model`` by the use cases (get/list/wait/watch), and by ``model.crstate`` to refine
+an operator's coarse states with what the driver pod shows (:func:`classify_driver_pod`, which the
 operator also reads, keeps its meaning: a disrupted pod is evicted). Pure: no I/O; pods and
 events are plain dicts.
 """
