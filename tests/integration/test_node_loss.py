@@ -128,11 +128,12 @@ def test_wait_keeps_waiting_while_the_drivers_node_is_lost(
                         "ready": False,
                         "restartCount": 0,
                         "state": {
+                            "running": None,
                             "terminated": {
                                 "exitCode": 0,
                                 "reason": "Completed",
                                 "finishedAt": now(),
-                            }
+                            },
                         },
                     }
                 ],
