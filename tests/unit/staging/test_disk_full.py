@@ -6,8 +6,9 @@ no partial or orphan bundle left, and the client says it in one message."""
 
 from __future__ import annotations
 
-import asyncio
 import errno
+import http.client
+import json
 import logging
 import os
 import sqlite3
@@ -15,17 +16,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import aiohttp
 import pytest
 
-from sparkplane.staging.client import upload_bundle_async
+from sparkplane.staging.client import upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import DB, create_app
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.staging.store import BundleWriter, LocalDiskStore
+from tests.staging_server import served
 
-from .conftest import AUTH, TOKEN, serving
+from .conftest import AUTH, TOKEN
 
 OWNER = ResourceOwner("spark-jobs", {"spark-app-selector": "spark-1"})
 RESOURCES = "/api/v0/resources"
@@ -125,32 +126,28 @@ def test_a_full_disk_is_507_in_json_and_leaves_nothing(
     bundle.write_bytes(os.urandom(3 * ROOM))
     caplog.set_level(logging.INFO)
 
-    async def scenario() -> None:
-        async with serving(app) as url:
-            async with (
-                aiohttp.ClientSession() as session,
-                session.post(
-                    url + RESOURCES,
-                    data=bundle.read_bytes(),
-                    headers={**OWNER.to_headers(), **AUTH},
-                ) as r,
-            ):
-                assert r.status == 507
-                assert r.content_type == "application/json"
-                body = await r.json()
-            assert body["error"] == "insufficient_storage"
-            assert "disk is full (No space left on device)" in body["message"]
-            assert left_on_disk(root) == [] and app[DB].all() == []
-            # the client (the submitter's upload) says it in one message, exit code 10
-            with pytest.raises(StagingClientError) as info:
-                await upload_bundle_async(url, bundle, OWNER, token=TOKEN)
-            assert info.value.status == 507 and info.value.exit_code == 10
-            assert "HTTP 507 insufficient_storage: the staging server's disk is full" in str(
-                info.value
-            )
-            assert left_on_disk(root) == [] and app[DB].all() == []
+    with served(app) as url:
+        host, port = url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        headers = {**OWNER.to_headers(), **AUTH, "Content-Length": str(3 * ROOM)}
+        try:
+            conn.request("POST", RESOURCES, body=bundle.read_bytes(), headers=headers)
+            answer = conn.getresponse()
+            assert answer.status == 507
+            assert answer.getheader("Content-Type", "").startswith("application/json")
+            body = json.loads(answer.read())
+        finally:
+            conn.close()
+        assert body["error"] == "insufficient_storage"
+        assert "disk is full (No space left on device)" in body["message"]
+        assert left_on_disk(root) == [] and app[DB].all() == []
+        # the client (the submitter's upload) says it in one message, exit code 10
+        with pytest.raises(StagingClientError) as info:
+            upload_bundle(url, bundle, OWNER, token=TOKEN)
+        assert info.value.status == 507 and info.value.exit_code == 10
+        assert "HTTP 507 insufficient_storage: the staging server's disk is full" in str(info.value)
+        assert left_on_disk(root) == [] and app[DB].all() == []
 
-    asyncio.run(scenario())
     warnings = no_traceback(caplog)
     assert len(warnings) == 2, warnings  # one line per refused upload
     assert all("507, the disk is full" in w for w in warnings)
@@ -172,12 +169,8 @@ def test_a_full_metadata_database_leaves_no_orphan_bundle(
     bundle = tmp_path / "bundle.tgz"
     bundle.write_bytes(os.urandom(100_000))
 
-    async def scenario() -> None:
-        async with serving(app) as url:
-            with pytest.raises(StagingClientError, match="HTTP 507 insufficient_storage"):
-                await upload_bundle_async(url, bundle, OWNER, token=TOKEN)
-
-    asyncio.run(scenario())
+    with served(app) as url, pytest.raises(StagingClientError, match="HTTP 507 insufficient_st"):
+        upload_bundle(url, bundle, OWNER, token=TOKEN)
     assert left_on_disk(settings.storage_dir) == []
     (warning,) = no_traceback(caplog)
     assert "507, the disk is full (database or disk is full)" in warning
