@@ -81,7 +81,7 @@ def inputs(kube: Kube, kubeconfig: str, tmp: Path) -> None:
     refused, slowest, bad, times = 0, (0.0, ""), [], []
     for case in cases:
         start = time.perf_counter()
-        proc = cli(kubeconfig, *case.args, "-n", ns)
+        proc = cli(kubeconfig, *case.args, *(("-n", ns) if case.namespaced else ()))
         took = time.perf_counter() - start
         one = not case.one_problem or ": 1 problem; nothing was created" in proc.stderr
         if (

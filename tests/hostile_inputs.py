@@ -1,13 +1,16 @@
-"""The hostile-input catalogue of issue 12: one entry per input class, written to disk.
+"""The hostile-input catalogue of issues 12 and 26: one entry per input class, written to disk.
 
 Shared by ``tests/integration/test_hostile_input.py`` (each is submitted through the CLI and must
 exit 2 with its one message, creating nothing) and ``benchmarks/reliability.py`` (the figures of
 docs/reliability.md). Each :class:`Hostile` knows the CLI arguments that submit it (without
-``-n``) and a piece of the message it must produce.
+``-n``, which the caller adds unless ``namespaced`` is False) and a piece of the message it must
+produce. Issue 26 (finding 9) added numbers of any length, an overhead factor of 1e308, memory 0,
+0 and 2^31 executors, an empty primary resource, ``-n ''``, ``--ttl 99999999999d`` and FIFOs.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,7 @@ class Hostile:
     args: tuple[str, ...]
     expect: str
     one_problem: bool = True  # False where the command-line parser answers (its own format)
+    namespaced: bool = True  # False: the case sets -n itself (the caller must not add one)
 
 
 def laughs(levels: int = 9, width: int = 9, indent: str = "") -> str:
@@ -94,6 +98,44 @@ def build(tmp: Path) -> list[Hostile]:
     for key in ("mainClass", "jars"):
         no_main["spec"].pop(key)
     spec("no-primary-resource", _dump(no_main), "nothing to run")
+    big = "9" * 5000
+    spec(
+        "5000-digit-integer",
+        _dump(_pi(driver={"cores": 1})).replace("cores: 1", f"cores: {big}"),
+        "a number with 5000 digits",
+    )
+    conf = _pi()["spec"]["sparkConf"]
+    spec(
+        "5000-digit-executors",
+        _dump(_pi(sparkConf={**conf, "spark.executor.instances": big})),
+        "above the limit of 150000 executors",
+    )
+    spec(
+        "overhead-factor-1e308",
+        _dump(_pi(sparkConf={**conf, "spark.kubernetes.memoryOverheadFactor": "1e308"})),
+        "makes the driver and executor memory plus overhead more than any node has",
+    )
+    spec("memory-0", _dump(_pi(driver={"memory": "0"})), "memory '0' is less than 1 MiB")
+    spec(
+        "memory-overhead-0",
+        _dump(_pi(executor={"memoryOverhead": "0m"})),
+        "memory '0m' is less than 1 MiB",
+    )
+    spec(
+        "2^31-executors",
+        _dump(_pi(sparkConf={**conf, "spark.executor.instances": str(2**31)})),
+        "above the limit of 150000 executors",
+    )
+    spec(
+        "0-executors",
+        _dump(_pi(sparkConf={**conf, "spark.executor.instances": "0"})),
+        "Number of executors must be a positive number",
+    )
+    spec("empty-jars", _dump(_pi(jars="")), "spec.jars: is empty")
+    fifo = tmp / "fifo.yaml"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    cases.append(Hostile("-f fifo", ("submit", "-f", str(fifo)), "is a FIFO (named pipe)"))
     cases.append(Hostile("-f directory", ("submit", "-f", str(tmp)), "is a directory", False))
     missing = ("submit", "-f", str(tmp / "nope.yaml"))
     cases.append(Hostile("-f missing", missing, "does not exist", False))
@@ -151,6 +193,25 @@ def build(tmp: Path) -> list[Hostile]:
         "org.x.Main",
         JAR,
     )
+    main = ("--class", "org.x.Main", JAR)
+    flags("5000-digit-executors", "above the limit", *image, "--num-executors", big, *main)
+    flags(
+        "overhead-factor-1e308",
+        "more than any node has",
+        *image,
+        *("--conf", "spark.kubernetes.memoryOverheadFactor=1e308"),
+        *main,
+    )
+    flags("memory-0", "less than 1 MiB", *image, "--driver-memory", "0", *main)
+    flags("5000-digit-memory", "more than any node has", *image, "--executor-memory", big, *main)
+    flags("2^31-executors", "150000 executors", *image, "--num-executors", str(2**31), *main)
+    flags("0-executors", "positive number", *image, "--num-executors", "0", *main)
+    flags("empty-primary-resource", "is empty", *image, "--class", "org.x.Main", "")
+    flags("ttl-overflow", "is longer than 36500d", "-f", str(PI), "--ttl", "99999999999d")
+    flags("properties-file-fifo", "is a FIFO", "--properties-file", str(fifo), *image, *main)
+    cases.append(
+        Hostile("flags -n ''", ("submit", "-f", str(PI), "-n", ""), "is empty", True, False)
+    )
     writers: dict[str, Callable[[Path], object]] = {
         "binary": lambda p: p.write_bytes(bytes(range(256)) * 4),
         "list": lambda p: p.write_text("- kind: Pod\n"),
@@ -178,4 +239,11 @@ def build(tmp: Path) -> list[Hostile]:
             "org.x.Main",
             JAR,
         )
+    flags(
+        "podTemplateFile-fifo",
+        "is a FIFO",
+        *image,
+        *("--conf", f"spark.kubernetes.driver.podTemplateFile={fifo}"),
+        *main,
+    )
     return cases

@@ -11,6 +11,7 @@ before any node or Python object exists. Called by
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,9 @@ class Limits:
     max_expansion: int = 10
     """Expanded nodes may be at most this many times the nodes written (or 10,000)."""
     max_expanded_nodes: int = 1_000_000
+    max_int_digits: int = 100
+    """Digits of a plain (unquoted) integer: Python refuses to parse more than 4300, and no
+    Kubernetes or Spark number has more than 19 (a quoted value is text, any length)."""
 
 
 LIMITS = Limits()
@@ -119,6 +123,7 @@ class _Checker:
                 self._alias(event)
             elif isinstance(event, yaml.ScalarEvent):
                 self._node(event)
+                self._number(event)
                 self._key(
                     event, event.value if event.tag in (None, "!") or _plain_tag(event) else None
                 )
@@ -147,6 +152,22 @@ class _Checker:
             )
         self.written += 1
         self.expanded += 1
+
+    def _number(self, event: Any) -> None:
+        """Refuse an integer too long to parse (plain, or tagged ``!!int``)."""
+        as_int = event.tag == _STD + "int" or (event.implicit[0] and event.tag in (None, "!"))
+        if not as_int or len(event.value) <= self.limits.max_int_digits:
+            return
+        digits = _DECIMAL.fullmatch(event.value)
+        if digits is None:
+            return
+        count = len(digits.group(1).replace("_", ""))
+        if count > self.limits.max_int_digits:
+            raise YamlLimitError(
+                f"a number with {count} digits (at most {self.limits.max_int_digits})",
+                event.start_mark,
+                "no Kubernetes or Spark number is that long; quote it if it is text",
+            )
 
     def _key(self, event: Any, key: str | None) -> None:
         """Track key/value alternation in the enclosing mapping; refuse a repeated key."""
@@ -189,6 +210,9 @@ class _Checker:
                 event.start_mark,
                 "write the values out, or use fewer anchors and aliases (&name / *name)",
             )
+
+
+_DECIMAL = re.compile(r"[-+]?([0-9][0-9_]*)")  # YAML 1.1 decimal ints (hex/octal parse fine)
 
 
 def _plain_tag(event: Any) -> bool:

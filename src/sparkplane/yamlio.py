@@ -17,6 +17,7 @@ in, objects out); :func:`read_bytes` is the only I/O and reads at most ``max_byt
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -98,15 +99,20 @@ def too_large(source: str, size: int, limits: Limits = LIMITS) -> Problem:
 def read_bytes(
     path: str | os.PathLike[str], *, limits: Limits = LIMITS, subject: str = "input"
 ) -> bytes:
-    """Read at most ``limits.max_bytes`` of a file; anything larger, or unreadable, is refused
-    with one message (a device or FIFO is never read to its end)."""
+    """Read at most ``limits.max_bytes`` of a regular file; anything larger, unreadable or not
+    a regular file (a directory, a FIFO that would wait for a writer forever, a device) is
+    refused with one message, before it is opened."""
     file = Path(path)
     try:
-        if file.is_dir():
-            raise ValidationError(
-                [Problem(str(file), "is a directory", "give a YAML file")], subject=subject
-            )
-        with file.open("rb") as fh:
+        mode = os.stat(file).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValidationError([_not_regular(file, mode)], subject=subject)
+        # O_NONBLOCK: a FIFO swapped in after the check still cannot make open() wait
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise ValidationError([_not_regular(file, mode)], subject=subject)
             data = fh.read(limits.max_bytes + 1)
     except FileNotFoundError:
         raise ValidationError(
@@ -119,9 +125,21 @@ def read_bytes(
             subject=subject,
         ) from None
     if len(data) > limits.max_bytes:
-        size = file.stat().st_size if file.is_file() else len(data)
-        raise ValidationError([too_large(str(file), size, limits)], subject=subject)
+        raise ValidationError([too_large(str(file), file.stat().st_size, limits)], subject=subject)
     return data
+
+
+def _not_regular(file: Path, mode: int) -> Problem:
+    if stat.S_ISDIR(mode):
+        return Problem(str(file), "is a directory", "give a YAML file")
+    kinds = (
+        (stat.S_ISFIFO, "is a FIFO (named pipe), not a regular file"),
+        (stat.S_ISCHR, "is a device, not a regular file"),
+        (stat.S_ISBLK, "is a device, not a regular file"),
+        (stat.S_ISSOCK, "is a socket, not a regular file"),
+    )
+    what = next((text for test, text in kinds if test(mode)), "is not a regular file")
+    return Problem(str(file), what, "give a file on disk; save piped input to a file first")
 
 
 def read_text(

@@ -53,10 +53,10 @@ def test_every_hostile_input_is_refused_with_one_message_and_creates_nothing(
     kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
 ) -> None:
     cases = build(tmp_path / "hostile")
-    assert len(cases) >= 35
+    assert len(cases) >= 55
     failures: list[str] = []
     for case in cases:
-        proc = cli(kubeconfig, *case.args, "-n", namespace)
+        proc = cli(kubeconfig, *case.args, *(("-n", namespace) if case.namespaced else ()))
         text = proc.stderr
         ok = (
             proc.returncode == 2

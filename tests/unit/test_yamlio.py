@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -138,8 +140,34 @@ def test_unreadable_paths(tmp_path: Path) -> None:
 
 
 def test_device_is_not_read_to_its_end() -> None:
-    with pytest.raises(ValidationError, match="is too large"):
+    with pytest.raises(ValidationError, match="/dev/zero: is a device, not a regular file"):
         yamlio.read_bytes("/dev/zero")
+
+
+def test_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO with no writer would block open() forever (issue 26, finding 9)."""
+    fifo = tmp_path / "props.conf"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    with pytest.raises(ValidationError, match=r"props\.conf: is a FIFO \(named pipe\)"):
+        yamlio.read_text(fifo, subject="--properties-file")
+    with pytest.raises(ValidationError, match="is a FIFO"):
+        yamlio.load_mapping_file(fifo)
+    assert time.monotonic() - start < 5
+
+
+def test_a_number_too_long_to_parse_is_a_yaml_problem() -> None:
+    """Python refuses int() of more than 4300 digits: a plain 5000-digit number is refused by
+    the reader with its line, a quoted one is text."""
+    big = "9" * 5000
+    with pytest.raises(ValidationError, match=r"x\.yaml:3: a number with 5000 digits"):
+        yamlio.parse_mapping(f"a: 1\nb:\n  c: {big}\n", "x.yaml")
+    with pytest.raises(ValidationError, match="a number with 5000 digits"):
+        yamlio.parse_mapping(f"a: !!int {big}\n", "x.yaml")
+    with pytest.raises(ValidationError, match="a number with 101 digits"):
+        yamlio.parse_mapping(f"a: -{'1_' * 100}1\n", "x.yaml")
+    assert yamlio.parse_mapping(f"a: '{big}'\n", "x.yaml")["a"] == big
+    assert yamlio.parse_mapping(f"a: {'9' * 100}\n", "x.yaml")["a"] == int("9" * 100)
 
 
 def test_templates_use_the_same_bounds() -> None:

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sparkplane.cli.console import Output, Status, dump, note, table, write
-from sparkplane.cli.options import AllNamespaces, Context, Kubeconfig, Namespace, client
+from sparkplane.cli.options import (
+    AllNamespaces,
+    Context,
+    Kubeconfig,
+    Namespace,
+    client,
+    seconds_option,
+)
 from sparkplane.model.phase import AppPhase, is_finished
 
 if TYPE_CHECKING:
@@ -207,7 +214,8 @@ def wait(
         str, typer.Option("--for", help="finished, running, pending, succeeded or failed.")
     ] = "finished",
     timeout: Annotated[
-        float | None, typer.Option(help="Seconds (exit code 9 when exceeded).")
+        float | None,
+        typer.Option(help="Seconds (exit code 9 when exceeded).", callback=seconds_option),
     ] = None,
     namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,

@@ -16,7 +16,7 @@ import typer
 
 from sparkplane.api.client import SparkPlane
 from sparkplane.cli.console import err, out, progress
-from sparkplane.cli.options import Context, Kubeconfig, client
+from sparkplane.cli.options import Context, Kubeconfig, client, namespace_option
 from sparkplane.model.ttl import parse_duration
 from sparkplane.security.rbac import to_json, to_yaml
 from sparkplane.security.rules import Identity
@@ -48,7 +48,11 @@ def rbac(
     namespace: Annotated[
         str,
         typer.Option(
-            "-n", "--namespace", help="Namespace of the service account.", show_default=False
+            "-n",
+            "--namespace",
+            help="Namespace of the service account.",
+            show_default=False,
+            callback=namespace_option,
         ),
     ],
     service_account: Annotated[
@@ -92,7 +96,12 @@ def kubeconfig(
     ],
     namespace: Annotated[
         str,
-        typer.Option("-n", "--namespace", help="Its namespace (set in the context)."),
+        typer.Option(
+            "-n",
+            "--namespace",
+            help="Its namespace (set in the context).",
+            callback=namespace_option,
+        ),
     ],
     duration: Annotated[
         str, typer.Option(help="Token lifetime, e.g. 30m, 1h, 7d (10m to 7d).")

@@ -14,7 +14,7 @@ import typer
 import typer.core
 
 from sparkplane.cli.console import Output, dump, note, progress, write
-from sparkplane.cli.options import Context, Kubeconfig, Namespace, client
+from sparkplane.cli.options import Context, Kubeconfig, Namespace, client, seconds_option
 from sparkplane.model.apps import Mode
 
 if TYPE_CHECKING:
@@ -183,7 +183,9 @@ def submit(
         bool, typer.Option("--dry-run", help="Only print (same as render).")
     ] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the app finishes.")] = False,
-    timeout: Annotated[float | None, typer.Option(help="Seconds for --wait.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds for --wait.", callback=seconds_option)
+    ] = None,
     output: SubmitOutput = None,
     staging_server: StagingServer = None,
     staging_internal_server: StagingInternal = None,
@@ -203,6 +205,7 @@ def submit(
             [Problem("--output", f"{output.value} does not apply here", "use yaml, json or name")],
             subject="command line",
         )
+    ttl_after = parse_duration(ttl, field="--ttl") if ttl else None  # before any connection
     sp = _client(kubeconfig, context, namespace, offline_ok=dry_run)
     source = sp.source(
         file,
@@ -240,7 +243,7 @@ def submit(
         source,
         mode=mode,
         submission_id=submission_id,
-        ttl=parse_duration(ttl, field="--ttl") if ttl else None,
+        ttl=ttl_after,
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,

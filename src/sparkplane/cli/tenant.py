@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from sparkplane.cli.console import out, progress
-from sparkplane.cli.options import Context, Kubeconfig, client
+from sparkplane.cli.options import Context, Kubeconfig, client, namespace_option
 
 app = typer.Typer(no_args_is_help=True, help="Tenant namespaces held to the pod policy.")
 
@@ -22,7 +22,14 @@ def tenant() -> None:
 @app.command("setup")
 def setup(
     namespace: Annotated[
-        str, typer.Option("-n", "--namespace", help="The tenant's namespace.", show_default=False)
+        str,
+        typer.Option(
+            "-n",
+            "--namespace",
+            help="The tenant's namespace.",
+            show_default=False,
+            callback=namespace_option,
+        ),
     ],
     driver_service_account: Annotated[
         str, typer.Option(help="The drivers' service account (the driver role).")

@@ -64,11 +64,12 @@ class Index:
         return self.events.get((namespace, name or ""), [])
 
 
-def native_app(driver: Obj, index: Index) -> App:
-    """A natively submitted app from its driver pod."""
+def native_app(driver: Obj, index: Index, *, deleted: bool = False) -> App:
+    """A natively submitted app from its driver pod (``deleted``: its last state, it is gone)."""
     meta = _meta(driver)
     ns, name = meta.get("namespace", ""), meta["name"]
-    state = classify_native(driver, index.executors_of(driver), index.events_of(ns, name))
+    execs, events = index.executors_of(driver), index.events_of(ns, name)
+    state = classify_native(driver, execs, events, deleted=deleted)
     return App(
         name=native_name(name),
         namespace=ns,

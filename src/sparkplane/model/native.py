@@ -1,8 +1,11 @@
 """State of a natively submitted application: its driver pod is the application.
 
-Owns :func:`classify_native` and :func:`classify_driver_pod`. Called through ``lifecycle.state``
-by the lifecycle shell, and by ``lifecycle.crstate`` to refine an operator's coarse states with
-what the driver pod shows. Pure: no I/O; pods and events are plain dicts.
+Owns :func:`classify_native`, :func:`classify_driver_pod` and :func:`node_lost` (a lost node
+is not an end: ``wait`` keeps waiting while the driver may still run). Called through
+``sparkplane.model`` by the use cases (get/list/wait/watch), and by ``model.crstate`` to refine
+an operator's coarse states with what the driver pod shows (:func:`classify_driver_pod`, which the
+operator also reads, keeps its meaning: a disrupted pod is evicted). Pure: no I/O; pods and
+events are plain dicts.
 """
 
 from __future__ import annotations
@@ -54,18 +57,67 @@ def classify_native(
     *,
     driver_name: str | None = None,
     driver_container: str | None = None,
+    deleted: bool = False,
 ) -> AppState:
     """The state of a natively submitted app from its driver pod, executors and events.
 
-    Precedence: success, then disruption (preemption, eviction, node loss), then a timeout, then
-    a deletion in progress (``Killed``), then the pod phase and container states. When the driver
-    pod is gone, ``driver_name`` lets the events still tell a preemption or eviction apart; callers
-    must rule out a stale cache before trusting ``DriverMissing``.
+    Precedence: success, then a lost node (:func:`node_lost`: not an end while the pod exists,
+    the driver may still run), then disruption (preemption, eviction), then a timeout, then
+    a deletion in progress (``Killed``), then the pod phase and container states. ``deleted``:
+    ``driver_pod`` is the last state of a pod that is gone (a real end, lost node or not). When
+    the driver pod is gone, ``driver_name`` lets the events still tell a preemption or eviction
+    apart; callers must rule out a stale cache before trusting ``DriverMissing``.
     """
     execs = count_executors(executor_pods)
     if driver_pod is None:
         return _missing_driver(driver_name, events, execs)
+    lost = None if deleted else node_lost(driver_pod)
+    if lost is not None:
+        phase = AppPhase.PENDING if status(driver_pod).get("phase") == "Pending" else None
+        return AppState(
+            phase or AppPhase.RUNNING,
+            Reason.UNKNOWN,
+            f"{lost}; the driver may still run: waiting until its pod ends or is deleted",
+            driver=meta(driver_pod).get("name"),
+            executors=execs,
+            since=_lost_since(driver_pod),
+        )
     return classify_driver_pod(driver_pod, events, container=driver_container, executors=execs)
+
+
+def node_lost(pod: Obj) -> str | None:
+    """Why the pod's node looks lost (its kubelet stopped reporting), else None; never for a pod
+    that ended (phase Succeeded or Failed).
+
+    Then the pod no longer says what the driver does: on a partitioned node it still runs, even
+    once the taint manager asks for its deletion (``DisruptionTarget``, a ``deletionTimestamp``)
+    or the node controller writes ``status.reason: NodeLost``. The signs: phase ``Unknown``,
+    ``status.reason`` ``NodeLost``, or ``Ready`` set False by the node controller (which leaves
+    ``ContainersReady`` True: the kubelet always sets both)."""
+    st = status(pod)
+    phase = st.get("phase")
+    if phase in ("Succeeded", "Failed"):
+        return None
+    node = ((pod.get("spec") or {}).get("nodeName")) or "?"
+    if phase == "Unknown":
+        return f"node {node} stopped reporting the driver pod (phase Unknown)"
+    if st.get("reason") == "NodeLost":
+        return str(st.get("message") or f"node {node} is unresponsive (NodeLost)")
+    ready, containers = condition(pod, "Ready"), condition(pod, "ContainersReady")
+    if (
+        ready is not None
+        and ready.get("status") != "True"
+        and ready.get("reason") != "ReadinessGatesNotReady"
+        and containers is not None
+        and containers.get("status") == "True"
+    ):
+        return f"node {node} is not ready (the node controller marked the driver pod not Ready)"
+    return None
+
+
+def _lost_since(pod: Obj) -> datetime | None:
+    ready = condition(pod, "Ready") or {}
+    return parse_time(ready.get("lastTransitionTime")) if ready.get("status") != "True" else None
 
 
 def classify_driver_pod(

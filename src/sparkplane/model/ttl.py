@@ -24,6 +24,10 @@ from sparkplane.model.pods import Obj, finished_at, meta, status
 from sparkplane.vocab import POD_ENDED, TTL_KEY
 
 _DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+#: The longest duration accepted: an expiry computed from it stays a valid date (a timedelta of
+#: 99999999999 days overflows, as does a finish time plus 999999999 days).
+MAX_DURATION = timedelta(days=36500)
 _DURATION_HINT = "use whole numbers with units d, h, m, s in that order, e.g. 90s, 15m, 2h, 1h30m"
 
 
@@ -49,20 +53,27 @@ def parse_duration(text: str, *, field: str = "--older-than") -> timedelta:
     """``"90s"``, ``"15m"``, ``"2h"``, ``"1d"``, ``"1h30m"`` as a timedelta.
 
     Raises :class:`ValidationError` naming ``field`` for anything else (bare numbers included:
-    the unit is never guessed).
+    the unit is never guessed) and for a duration over :data:`MAX_DURATION`.
     """
     value = text.strip()
     match = _DURATION.match(value)
     if not value or not match or not any(match.groupdict().values()):
-        why = "a unit is missing" if value.isdigit() else f"{text!r} is not a duration"
+        why = "a unit is missing" if value.isdigit() else f"{_shown(text)} is not a duration"
         raise ValidationError([Problem(field, why, _DURATION_HINT)], subject="duration")
-    parts = {k: int(v) for k, v in match.groupdict().items() if v}
-    return timedelta(
-        days=parts.get("d", 0),
-        hours=parts.get("h", 0),
-        minutes=parts.get("m", 0),
-        seconds=parts.get("s", 0),
-    )
+    found = {k: v.lstrip("0") or "0" for k, v in match.groupdict().items() if v}
+    seconds = sum(int(v) * _UNIT_SECONDS[k] for k, v in found.items() if len(v) <= 12)
+    if any(len(v) > 12 for v in found.values()) or seconds > MAX_DURATION.total_seconds():
+        problem = Problem(
+            field,
+            f"{_shown(text)} is longer than {format_duration(MAX_DURATION)} (100 years)",
+            f"at most {format_duration(MAX_DURATION)}, e.g. 30d or 1h30m",
+        )
+        raise ValidationError([problem], subject="duration")
+    return timedelta(seconds=seconds)
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 24 else f"'{text[:12]}...' ({len(text)} characters)"
 
 
 def format_duration(value: timedelta) -> str:
@@ -88,12 +99,16 @@ def app_ttl(pod: Obj, *, key: str = TTL_KEY) -> timedelta | None:
         if raw is None:
             continue
         text = str(raw).strip()
-        if not text.isdigit():
+        whole = text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 12
+        if not whole or int(text.lstrip("0") or "0") > MAX_DURATION.total_seconds():
             problem = Problem(
-                f"metadata.{where}.{key}", f"{raw!r} is not a whole number of seconds", "e.g. 3600"
+                f"metadata.{where}.{key}",
+                f"{_shown(str(raw))} is not a whole number of seconds up to "
+                f"{int(MAX_DURATION.total_seconds())} (100 years)",
+                "e.g. 3600",
             )
             raise ValidationError([problem], subject=f"TTL of pod {md.get('name')}")
-        return timedelta(seconds=int(text))
+        return timedelta(seconds=int(text.lstrip("0") or "0"))
     return None
 
 

@@ -195,14 +195,15 @@ def from_submit_args(argv: list[str]) -> SparkApp:
     main_class = parsed.values.get("--class")
     resource = parsed.resource
     fields: dict[str, object] = {}
-    if (
-        resource is None
-    ):  # spark-submit: "Must specify a primary resource (JAR or Python or R file)"
+    if resource is None or not resource.strip():
+        # spark-submit: "Must specify a primary resource (JAR or Python or R file)"
+        what = "no primary resource (JAR, Python or R file) given"
+        if resource is not None:
+            what = f"the primary resource {resource!r} is empty"
         parsed.problems.append(
             Problem(
                 "argv",
-                "no primary resource (JAR, Python or R file) given"
-                + (f" for --class {main_class}" if main_class else ""),
+                what + (f" for --class {main_class}" if main_class else ""),
                 "as with spark-submit, end the options with the application, e.g. "
                 "--class org.example.Main local:///opt/app.jar",
             )

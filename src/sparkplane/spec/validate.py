@@ -26,19 +26,31 @@ from sparkplane.spec.conf import (
 )
 from sparkplane.spec.models import PYTHON_RUNNER, SparkApp
 from sparkplane.spec.naming import MAX_EXECUTOR_PREFIX, resource_name_prefix
-from sparkplane.spec.quantities import QuantityError, check_cpu, memory_mib, positive_int
+from sparkplane.spec.quantities import (
+    JAVA_INT_MAX,
+    MAX_EXECUTORS,
+    MAX_MEMORY_MIB,
+    MAX_PORT,
+    QuantityError,
+    check_cpu,
+    memory_mib,
+    overhead_factor,
+    positive_int,
+    positive_memory_mib,
+    shown,
+    whole_number,
+)
 from sparkplane.spec.tolerations import DeploymentMode
 from sparkplane.spec.validate_k8s import check_k8s_names
 from sparkplane.vocab import MAX_SUBDOMAIN, is_dns1123_label, is_dns1123_subdomain
 
-_MEMORY_KEYS = (
+_MEMORY_KEYS = (  # at least 1 MiB
     "spark.driver.memory",
     "spark.executor.memory",
     "spark.driver.memoryOverhead",
     "spark.executor.memoryOverhead",
-    "spark.driver.minMemoryOverhead",
-    "spark.executor.minMemoryOverhead",
 )
+_MIN_OVERHEAD_KEYS = ("spark.driver.minMemoryOverhead", "spark.executor.minMemoryOverhead")
 _CORE_KEYS = ("spark.driver.cores", "spark.executor.cores")
 _CPU_KEYS = tuple(
     f"{K8S}.{r}.{k}.cores" for r in ("driver", "executor") for k in ("request", "limit")
@@ -47,6 +59,22 @@ _FACTOR_KEYS = (
     f"{K8S}.memoryOverheadFactor",
     "spark.driver.memoryOverheadFactor",
     "spark.executor.memoryOverheadFactor",
+)
+DYNAMIC = "spark.dynamicAllocation"
+INSTANCES = "spark.executor.instances"
+# executor counts and their bound (maxExecutors defaults to Int.MaxValue in Spark)
+_COUNT_KEYS = {
+    INSTANCES: MAX_EXECUTORS,
+    f"{DYNAMIC}.initialExecutors": MAX_EXECUTORS,
+    f"{DYNAMIC}.minExecutors": MAX_EXECUTORS,
+    f"{DYNAMIC}.maxExecutors": JAVA_INT_MAX,
+}
+_PORT_KEYS = (
+    "spark.driver.port",
+    "spark.driver.blockManager.port",
+    "spark.blockManager.port",
+    "spark.ui.port",
+    "spark.connect.grpc.binding.port",
 )
 # Spark builds these itself; a user value would break or be overwritten.
 _FORBIDDEN_KEYS = {
@@ -75,15 +103,20 @@ class _Collector:
         self.problems.append(Problem(path, message, hint))
 
 
-def validate(app: SparkApp) -> None:
-    """Raise :class:`ValidationError` listing every problem found in ``app`` (native mode)."""
-    problems = collect_problems(app)
+def validate(app: SparkApp, *, native: bool = True) -> None:
+    """Raise :class:`ValidationError` listing every problem found in ``app``.
+
+    ``native``: the app is started as spark-submit starts it (native and Kubeflow submissions),
+    so what spark-submit refuses is refused too; False for a SparkApplication that Apache's
+    operator runs (``--mode operator``), which accepts ``spark.executor.instances=0``."""
+    problems = collect_problems(app, native=native)
     if problems:
         raise ValidationError(problems, subject=f"Spark application {app.name!r}")
 
 
-def collect_problems(app: SparkApp) -> list[Problem]:
-    """All problems of ``app`` in a stable order (no exception)."""
+def collect_problems(app: SparkApp, *, native: bool = False) -> list[Problem]:
+    """All problems of ``app`` in a stable order (no exception). ``native`` adds what only
+    spark-submit refuses (see :func:`validate`); the operator calls this without it."""
     too_big = limits.conf_size_problem(app.spec.spark_conf)
     if too_big is not None:  # first and alone: the other checks would cost seconds
         return [too_big]
@@ -93,6 +126,8 @@ def collect_problems(app: SparkApp) -> list[Problem]:
     _check_main(app, out)
     _check_image(conf, runtime_spark_version(app), out)
     _check_quantities(conf, out)
+    _check_memory_total(conf, out)
+    _check_executors(conf, out, native=native)
     _check_forbidden(app, conf, out)
     _check_names(app, conf, out)
     check_k8s_names(app, conf, out.path_of, out.add)
@@ -142,6 +177,14 @@ def _check_main(app: SparkApp, out: _Collector) -> None:
             "jars and pyFiles both name a primary resource",
             "for a Python app, pass extra jars with sparkConf spark.jars",
         )
+    for path, value in (
+        ("spec.mainClass", spec.main_class),
+        ("spec.jars", spec.jars),
+        ("spec.pyFiles", spec.py_files),
+        ("spec.sparkRFiles", spec.spark_r_files),
+    ):
+        if value is not None and not split_list(value):
+            out.add(path, "is empty", "name what to run, or leave the field out")
     if main_resource(app) is None:
         out.add(
             "spec",
@@ -205,24 +248,12 @@ def _check_quantities(conf: Mapping[str, str], out: _Collector) -> None:
                 except QuantityError as exc:
                     out.add(out.path_of(key), str(exc), exc.hint)
 
-    check(_MEMORY_KEYS, memory_mib)
+    check(_MEMORY_KEYS, positive_memory_mib)
+    check(_MIN_OVERHEAD_KEYS, memory_mib)
     check(_CORE_KEYS, positive_int)
     check(_CPU_KEYS, check_cpu)
-    if "spark.executor.instances" in conf:
-        value = conf["spark.executor.instances"].strip()
-        if not value.isdigit():
-            out.add(
-                out.path_of("spark.executor.instances"),
-                f"{value!r} is not a whole number of executors",
-            )
-    for key in _FACTOR_KEYS:
-        if key in conf:
-            try:
-                ok = float(conf[key]) > 0
-            except ValueError:
-                ok = False
-            if not ok:
-                out.add(out.path_of(key), f"overhead factor {conf[key]!r} must be a number > 0")
+    check(_FACTOR_KEYS, overhead_factor)
+    check(_PORT_KEYS, lambda v: whole_number(v, most=MAX_PORT, hint="a port number, e.g. 4040"))
     for role in ("driver", "executor"):
         for name, attrs in conf_keys.custom_resources(conf, role).items():
             if "amount" in attrs and "vendor" not in attrs:
@@ -231,6 +262,59 @@ def _check_quantities(conf: Mapping[str, str], out: _Collector) -> None:
                     f"custom resource {name!r} has no vendor",
                     f"set spark.{role}.resource.{name}.vendor (e.g. nvidia.com)",
                 )
+
+
+def _check_memory_total(conf: Mapping[str, str], out: _Collector) -> None:
+    """Heap plus overhead (given, or the factor times the heap) of each role within what a
+    node has: a factor of 1e308 is a finite number, but not a pod size. One problem per key."""
+    too_big: dict[str, list[str]] = {}  # key -> roles it makes too big
+    for role in ("driver", "executor"):
+        given = f"spark.{role}.memoryOverhead"
+        factors = (f"spark.{role}.memoryOverheadFactor", f"{K8S}.memoryOverheadFactor")
+        key = given if given in conf else next((k for k in factors if k in conf), None)
+        if key is None:
+            continue
+        try:
+            heap = memory_mib(conf.get(f"spark.{role}.memory", "1g"))
+            if key == given:
+                overhead = float(memory_mib(conf[key]))
+            else:
+                overhead = overhead_factor(conf[key]) * heap
+        except QuantityError:
+            continue  # reported with the key itself
+        if heap + overhead > MAX_MEMORY_MIB:
+            too_big.setdefault(key, []).append(role)
+    for key, roles in too_big.items():
+        what = "memoryOverhead" if key.endswith("memoryOverhead") else "overhead factor"
+        out.add(
+            out.path_of(key),
+            f"{what} {shown(conf[key])} makes the {' and '.join(roles)} memory plus overhead "
+            "more than any node has (the limit is 16t, 16 TiB)",
+            "give memoryOverhead as memory, e.g. 1g"
+            if what == "memoryOverhead"
+            else "a factor is a fraction of the heap, e.g. 0.1",
+        )
+
+
+def _check_executors(conf: Mapping[str, str], out: _Collector, *, native: bool) -> None:
+    """Executor counts are whole numbers within their bound; natively, as spark-submit,
+    ``spark.executor.instances=0`` only with dynamic allocation."""
+    for key, most in _COUNT_KEYS.items():
+        if key in conf:
+            try:
+                whole_number(conf[key], most=most, unit="executors")
+            except QuantityError as exc:
+                hint = f"ask for at most {most} executors" if most == MAX_EXECUTORS else ""
+                out.add(out.path_of(key), str(exc), hint)
+    static = conf.get(INSTANCES, "").strip()
+    dynamic = conf.get(f"{DYNAMIC}.enabled", "").strip().lower() == "true"
+    if native and static.isascii() and static.isdigit() and not static.strip("0") and not dynamic:
+        out.add(
+            out.path_of(INSTANCES),
+            '0 executors: spark-submit refuses it ("Number of executors must be a positive '
+            'number") and so does the driver at start',
+            f"use 1 or more, or enable dynamic allocation: {DYNAMIC}.enabled=true",
+        )
 
 
 def _check_forbidden(app: SparkApp, conf: Mapping[str, str], out: _Collector) -> None:

@@ -2,12 +2,18 @@
 
 Every failure a handler raises becomes ``{"error": <code>, "message": <text>, ...}`` with its
 HTTP status here (:func:`json_errors`, the server's outermost middleware). A refused upload's
-connection is closed: its unread body is not worth reading. Called only by
-:mod:`sparkplane.staging.server`; no I/O beyond building responses.
+connection is closed: its unread body is not worth reading. A full disk (``ENOSPC``/``EDQUOT``
+from the store, SQLite's "database or disk is full") is ``507 insufficient_storage`` and one
+log line, not a plain-text 500 with a traceback (the upload handler has removed its partial
+bundle by then). Called only by :mod:`sparkplane.staging.server`; no I/O beyond building
+responses and that log line.
 """
 
 from __future__ import annotations
 
+import errno
+import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,6 +23,31 @@ from sparkplane.errors import ValidationError
 from sparkplane.staging.auth import Denied
 from sparkplane.staging.limits import LimitExceeded
 from sparkplane.staging.transfer import TransferFailed
+
+log = logging.getLogger("sparkplane.staging.server")
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True when ``exc`` says the server's storage is full (bundle store or metadata)."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL
+    if isinstance(exc, sqlite3.OperationalError):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or (
+            "disk is full" in str(exc)
+        )
+    return False
+
+
+def _full_answer(exc: BaseException) -> web.Response:
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return error(
+        507,
+        "insufficient_storage",
+        f"the staging server's disk is full ({why}): nothing was stored; retry later, or ask "
+        "its operator to free space (expired bundles are deleted by its clean-up) or give it "
+        "a larger volume",
+    )
 
 
 class HTTPFail(Exception):
@@ -73,6 +104,14 @@ async def json_errors(
         response = fail_response(exc)
         if response is None:
             raise
+        if request.method == "POST":
+            response.force_close()
+        return response
+    except (OSError, sqlite3.OperationalError) as exc:
+        if not disk_full(exc):
+            raise
+        log.warning("%s %s: 507, the disk is full (%s)", request.method, request.path, exc)
+        response = _full_answer(exc)
         if request.method == "POST":
             response.force_close()
         return response

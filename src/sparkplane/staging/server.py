@@ -1,6 +1,7 @@
 """The resource staging server: HTTP upload and download of bundles, plus the clean-up loop.
 
-API (JSON errors are ``{"error": <code>, "message": <text>}``, :mod:`~.answers`):
+API (JSON errors are ``{"error": <code>, "message": <text>}``, :mod:`~.answers`; a full disk
+is ``507 insufficient_storage`` and leaves no partial bundle):
   ``POST /api/v0/resources``   ``Authorization: Bearer <upload secret | Kubernetes token>``,
       ``Content-Length``, owner in headers (:mod:`~.owner`), body = the bundle, streamed
       -> 201 ``{resourceId, resourceSecret}``
@@ -41,7 +42,7 @@ from sparkplane.staging.admission import (
     check_secret,
     upload_expect,
 )
-from sparkplane.staging.answers import HTTPFail, json_errors
+from sparkplane.staging.answers import HTTPFail, disk_full, json_errors
 from sparkplane.staging.auth import TokenReviewer, UploadAuth
 from sparkplane.staging.cleanup import OwnerChecker, no_owner_check, run_cleanup, sweep_orphans
 from sparkplane.staging.limits import ConnectionGuard, Quotas, UploadSlots, descriptor_budget
@@ -79,7 +80,11 @@ async def _upload(request: web.Request) -> web.Response:
                 tokens.hash_secret, secret, iterations=settings.secret_hash_iterations
             )
         )
-        writer = WriteBehind(await asyncio.to_thread(store.open_writer, resource_id))
+        try:
+            writer = WriteBehind(await asyncio.to_thread(store.open_writer, resource_id))
+        except BaseException:
+            hashing.cancel()
+            raise
         sock = splice_socket(request, writer.writer)
         stall = settings.body_timeout_seconds
         try:
@@ -96,12 +101,19 @@ async def _upload(request: web.Request) -> web.Response:
             if size != declared:
                 raise HTTPFail(400, "incomplete", f"got {size} of {declared} declared bytes")
             await writer.commit()
-        except BaseException:
-            writer.abort()  # quick and synchronous: must also run when the handler is cancelled
+        except BaseException as exc:
             hashing.cancel()
+            if not disk_full(exc):
+                writer.abort()  # quick and synchronous: must also run when the handler is cancelled
+                raise
+            await writer.discard()  # the partial bundle is gone before the 507 is answered
             raise
         record = ResourceRecord(resource_id, await hashing, owner, size, app[CLOCK]())
-        app[DB].insert(record)
+        try:
+            app[DB].insert(record)
+        except Exception:  # no record, no bundle: nothing is left that nobody owns
+            await asyncio.to_thread(store.delete, resource_id)
+            raise
     log.info(
         "stored bundle %s (%d bytes) for namespace %s from %s (%s)",
         *(resource_id, size, owner.namespace, uploader.name, uploader.via),

@@ -70,6 +70,13 @@ class WriteBehind:
             self._thread.submit(self.writer.abort)
             self._close()
 
+    async def discard(self) -> None:
+        """Abort and wait until what was written is removed (before a refusal is answered)."""
+        if not self._closed:
+            removed = self.run(self.writer.abort)  # after the queued writes
+            self._close()
+            await asyncio.shield(removed)  # a cancelled handler still gets it removed
+
     def _close(self) -> None:
         self._closed = True
         self._thread.shutdown(wait=False)

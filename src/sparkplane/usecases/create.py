@@ -224,7 +224,7 @@ def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> tupl
 def submit_operator(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) -> Submitted:
     """Create the app as a ``spark.apache.org/v1`` SparkApplication for an operator to run."""
     opts = opts or SubmitOptions()
-    validate(app)
+    validate(app, native=False)  # Apache's operator accepts what spark-submit won't (0 executors)
     return create_custom_resource(kube, render_operator_cr(app), opts, Mode.APACHE)
 
 

@@ -89,7 +89,7 @@ def render_source(
         return source.template.objects
     assert source.app is not None
     if mode is Mode.APACHE:
-        validate(source.app)
+        validate(source.app, native=False)  # Apache's operator accepts what spark-submit won't
         return [render_operator_cr(source.app)]
     if mode is Mode.KUBEFLOW:
         validate(source.app)

@@ -100,7 +100,7 @@ class Tracker:
             self._refresh_cr(obj, deleted=kind == "DELETED")
         elif kind == "DELETED" and is_native_driver(obj):
             # the last state of a deleted driver: Killed if it was still running, else as it was
-            self._publish(native_app(obj, self._index(obj)))
+            self._publish(native_app(obj, self._index(obj), deleted=True))
         else:
             self._refresh_pod(obj)
 

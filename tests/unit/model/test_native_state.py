@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from sparkplane.model import AppPhase, AppState, Reason, classify_native, is_finished
+from sparkplane.model import (
+    AppPhase,
+    AppState,
+    Reason,
+    classify_driver_pod,
+    classify_native,
+    is_finished,
+)
 
 NS = "spark-jobs"
 DRIVER = "pyspark-pi-routine-bf20cae50b6a8253-driver"
@@ -327,3 +334,66 @@ def test_state_is_frozen_and_prints_reason() -> None:
         state.phase = AppPhase.RUNNING  # type: ignore[misc]
     assert str(state) == "Failed(Preempted)"
     assert str(AppState(AppPhase.RUNNING)) == "Running"
+
+
+# -- a lost node is not an end (issue 26, finding 8) --------------------------------------------
+NOT_READY = {"type": "Ready", "status": "False", "lastTransitionTime": t(6)}
+CONTAINERS_READY = {"type": "ContainersReady", "status": "True", "lastTransitionTime": t(0, 5)}
+TAINT_MANAGER = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager"}
+UNRESPONSIVE = {
+    "reason": "NodeLost",
+    "message": f"Node worker-1 which was running pod {DRIVER} is unresponsive",
+}
+
+
+def _lost(state: AppState) -> None:
+    assert (state.phase, state.reason) == (AppPhase.RUNNING, Reason.UNKNOWN)
+    assert not is_finished(state)
+    assert "the driver may still run" in state.message
+
+
+def test_node_controller_marking_the_driver_not_ready_is_not_an_end() -> None:
+    state = classify_native(driver(conditions=[NOT_READY, CONTAINERS_READY]), [], [])
+    _lost(state)
+    assert "node worker-1 is not ready" in state.message and state.since == at(6)
+
+
+def test_taint_manager_deletion_on_a_lost_node_keeps_waiting() -> None:
+    pod = driver(
+        conditions=[NOT_READY, CONTAINERS_READY, TAINT_MANAGER],
+        metadata={"deletionTimestamp": t(11), "deletionGracePeriodSeconds": 30},
+    )
+    _lost(classify_native(pod, [], []))
+    # the operator's view (classify_driver_pod) is unchanged: a disrupted driver is evicted
+    assert classify_driver_pod(pod).reason == Reason.EVICTED
+    # once the pod is gone, it is an end
+    gone = classify_native(pod, [], [], deleted=True)
+    assert (gone.phase, gone.reason) == (AppPhase.FAILED, Reason.EVICTED)
+
+
+def test_node_lost_status_reason_and_phase_unknown_are_not_ends() -> None:
+    state = classify_native(driver(status=UNRESPONSIVE), [], [])
+    _lost(state)
+    assert "is unresponsive" in state.message
+    state = classify_native(driver("Unknown"), [], [])
+    _lost(state)
+    assert "phase Unknown" in state.message
+    pending = classify_native(driver("Pending", state={}, status=UNRESPONSIVE), [], [])
+    assert (pending.phase, pending.reason) == (AppPhase.PENDING, Reason.UNKNOWN)
+
+
+def test_a_real_end_on_a_lost_node_is_still_an_end() -> None:
+    term = {"terminated": {"exitCode": 0, "finishedAt": t(9)}}
+    done = driver("Succeeded", state=term, conditions=[NOT_READY, CONTAINERS_READY])
+    assert classify_native(done, [], []).phase is AppPhase.SUCCEEDED
+    failed = driver("Failed", state={"terminated": {"exitCode": 1}}, status=UNRESPONSIVE)
+    state = classify_native(failed, [], [])
+    assert (state.phase, state.reason) == (AppPhase.FAILED, Reason.NODE_LOST)
+
+
+def test_not_ready_for_the_pods_own_reasons_is_not_a_lost_node() -> None:
+    probe = {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady"}
+    assert classify_native(driver(conditions=[NOT_READY, probe]), [], []).reason == Reason.NONE
+    gates = {**NOT_READY, "reason": "ReadinessGatesNotReady"}
+    state = classify_native(driver(conditions=[gates, CONTAINERS_READY]), [], [])
+    assert (state.phase, state.reason) == (AppPhase.RUNNING, Reason.NONE)

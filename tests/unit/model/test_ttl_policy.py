@@ -151,3 +151,23 @@ def test_finish_time_falls_back_to_ready_condition() -> None:
     [decision] = plan_cleanup([pod], NOW, timedelta(hours=2))
     assert decision.delete
     assert decision.finished_at == datetime(2025, 3, 1, 9, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", ["99999999999d", "36501d", "876001h", "9" * 5000 + "s"])
+def test_parse_duration_refuses_what_overflows_a_date(text: str) -> None:
+    """``--ttl 99999999999d`` was an OverflowError (exit 1); now one message naming the field."""
+    with pytest.raises(ValidationError) as info:
+        parse_duration(text, field="--ttl")
+    problem = info.value.problems[0]
+    assert problem.path == "--ttl" and "longer than 36500d (100 years)" in problem.message
+    assert len(str(info.value)) < 300  # a 5000-digit value is shown by its start
+    assert parse_duration("36500d") == timedelta(days=36500)
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "99999999999999", "٣٠"])
+def test_an_absurd_per_app_ttl_keeps_the_pod(value: str) -> None:
+    pod = driver("a", annotations={TTL_KEY: value})
+    with pytest.raises(ValidationError, match="not a whole number of seconds up to"):
+        app_ttl(pod)
+    (decision,) = plan_cleanup([pod], NOW, None)
+    assert not decision.delete and decision.reason.startswith("unreadable TTL")
