@@ -32,6 +32,8 @@ from typing import Any
 
 import yaml
 
+from sparkplane.settings import Settings
+
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from tests import crashing_cli
@@ -195,7 +197,9 @@ def faults(kube: Kube, kubeconfig: str, tmp: Path) -> None:
             kube.create(quota, ns)
             time.sleep(3)  # quota usage computed by the controller
         if then == "gc":
-            collect_garbage(kube, ns, default_ttl=None, grace=timedelta(0))
+            collect_garbage(
+                kube, ns, default_ttl=None, grace=timedelta(0), settings=Settings.load()
+            )
             time.sleep(2)
             outcome, said_ok = complete(kube, ns, sid), False
         else:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import aiohttp
 
-from sparkplane.staging.client import fetch_async, upload_bundle_async
+from sparkplane.staging.client import fetch, upload_bundle
 from sparkplane.staging.errors import StagingError
 from sparkplane.staging.owner import ResourceOwner
 
@@ -116,7 +116,7 @@ def attacks(
 
     async def plant() -> None:
         (work / "victim").write_bytes(b"victim data" * 1000)
-        staged = await upload_bundle_async(url, work / "victim", A, token=token)
+        staged = await asyncio.to_thread(upload_bundle, url, work / "victim", A, token=token)
         victim.update(rid=staged.resource_id, secret=staged.secret)
 
     async def status_in(
@@ -174,11 +174,13 @@ def attacks(
 
     async def unpack(data: bytes, max_bytes: int | None = None) -> tuple[bool, int]:
         (work / "evil.tgz").write_bytes(data)
-        staged = await upload_bundle_async(url, work / "evil.tgz", B, token=token)
+        staged = await asyncio.to_thread(upload_bundle, url, work / "evil.tgz", B, token=token)
         dest = work / "unpack" / staged.resource_id
         outside = set((work).rglob("*"))
         try:
-            await fetch_async(url, staged.resource_id, staged.secret, dest, max_bytes=max_bytes)
+            await asyncio.to_thread(
+                fetch, url, staged.resource_id, staged.secret, dest, max_bytes=max_bytes
+            )
             refused = False
         except StagingError:
             refused = True
@@ -325,7 +327,7 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [
-        sys.executable, "-m", "sparkplane.staging.cli", "serve", "--port", str(port),
+        sys.executable, "-m", "sparkplane.cli", "staging", "serve", "--port", str(port),
         "--storage-dir", str(work / "store"), "--db-path", str(work / "meta.sqlite3"),
         "--upload-secret-file", str(work / "secrets"), "--no-fsync",
         "--max-bundle-mb", "2", "--namespace-quota-mb", "2", "--total-quota-mb", "3",

@@ -22,7 +22,6 @@ single runs noisy; medians are reported. Targets (issue 7): upload and download 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import os
 import secrets
@@ -36,7 +35,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from sparkplane.staging.client import download_bundle_async, upload_bundle_async
+from sparkplane.staging.client import download_bundle, upload_bundle
 from sparkplane.staging.owner import ResourceOwner
 
 MiB = 1024 * 1024
@@ -132,7 +131,7 @@ def main() -> None:
         token = secrets.token_urlsafe(32)
         (work / "upload-secrets").write_text(f"bench:{token}\n")
         command = [
-            sys.executable, "-m", "sparkplane.staging.cli", "serve",
+            sys.executable, "-m", "sparkplane.cli", "staging", "serve",
             "--host", "127.0.0.1", "--port", str(port),
             "--storage-dir", str(work / "store"), "--db-path", str(work / "meta.sqlite3"),
             "--max-bundle-mb", str(args.size_mb + 1),
@@ -153,12 +152,12 @@ def main() -> None:
                     (work / "copy.bin").unlink()
                 os.sync()
                 start = time.perf_counter()
-                staged = asyncio.run(upload_bundle_async(url, src, owner, token=token))
+                staged = upload_bundle(url, src, owner, token=token)
                 timings["upload"].append(time.perf_counter() - start)
                 dst = work / "downloaded.bin"
                 os.sync()
                 start = time.perf_counter()
-                asyncio.run(download_bundle_async(url, staged.resource_id, staged.secret, dst))
+                download_bundle(url, staged.resource_id, staged.secret, dst)
                 if fsync:
                     fsync_file(dst)
                 timings["download"].append(time.perf_counter() - start)

@@ -39,12 +39,8 @@ from rich.text import Text
 from sparkplane import Mode, SparkPlane
 from sparkplane.kube import Kube, connect
 from sparkplane.operator.deploy.install import apply_objects, install_crds
-from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
-from sparkplane.staging.kube_owner import pod_owner_checker
-from sparkplane.staging.settings import StagingSettings
+from sparkplane.staging.process import staging_server
 from sparkplane.usecases.kill import remaining_objects
-from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane_devcluster import DevCluster, DevClusterSettings
 from sparkplane_devcluster.cluster import ready_namespace
 from sparkplane_devcluster.node import host
@@ -175,24 +171,22 @@ def spark_ui(kubeconfig: Path, name: str, timeout: float = 90) -> None:
         proc.wait(10)
 
 
-def local_deps(kube: Kube, sp: SparkPlane, plan: NodePlan) -> str:
+def local_deps(kube: Kube, sp: SparkPlane, plan: NodePlan, kubeconfig: Path) -> str:
     """examples/local-deps through a staging server the real node's pods can reach."""
     work = Path(tempfile.mkdtemp(prefix="sparkplane-demo-"))
     upload = secrets.token_urlsafe(32)
-    settings = StagingSettings(
-        host=plan.host_ip,  # the one host address pods reach
-        port=0,
-        storage_dir=work / "bundles",
-        db_path=work / "meta.sqlite3",
-        fsync=False,
-        upload_secrets=(UploadSecret("demo", upload),),
-    )
-    os.environ[TOKEN_ENV] = upload  # the admin's client certificate is no token: the secret is
-    with serve_in_background(settings, pod_owner_checker(kube)) as url:
+    (work / "upload-secrets").write_text(f"demo:{upload}\n")
+    serve = ["--host", plan.host_ip, "--port", "0", "--no-fsync"]  # the host address pods reach
+    serve += ["--storage-dir", str(work / "bundles"), "--db-path", str(work / "meta.sqlite3")]
+    serve += ["--upload-secret-file", str(work / "upload-secrets"), "--kubeconfig", str(kubeconfig)]
+    # the admin's client certificate is no token to forward: the upload secret authorises it
+    with staging_server(*serve, log=work / "staging.log") as url:
         say(f"sparkplane submit -f examples/local-deps/app.yaml --staging-server {url}")
         doc = yaml.safe_load((EXAMPLES / "local-deps" / "app.yaml").read_text())
         doc["metadata"]["namespace"] = NAMESPACE
-        result = sp.submit(doc, staging_server=url, staging_base_dir=EXAMPLES / "local-deps")
+        result = sp.submit(
+            doc, staging_server=url, staging_base_dir=EXAMPLES / "local-deps", staging_token=upload
+        )
         data(f"submitted {result.name}: {', '.join(result.objects)}")
         app = sp.wait(result.name, timeout=300)
         data(f"{app.name}: {app.state.phase}")
@@ -339,7 +333,7 @@ def demo() -> int:
         data(f"{pi_line(sp, name)}    ({app.state.phase})")
 
     plan = DevCluster(settings).node_plan  # the node index this cluster was given
-    names.append(local_deps(kube, sp, plan))
+    names.append(local_deps(kube, sp, plan, kubeconfig))
     names.append(operator_mode(kube, sp))
 
     app = sp.get(names[0])

@@ -21,7 +21,6 @@ KWOK plays the kubelet: containers do not run, pods move through their phases as
 from __future__ import annotations
 
 import base64
-import os
 import secrets
 import sys
 import tempfile
@@ -38,15 +37,11 @@ from sparkplane.kube import Kube, connect
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
-from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
-from sparkplane.staging.kube_owner import pod_owner_checker
-from sparkplane.staging.settings import StagingSettings
+from sparkplane.staging.process import staging_server
 from sparkplane.templates import load_app, parse_env
 from sparkplane.usecases.create import submit_objects
 from sparkplane.usecases.kill import remaining_objects
-from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane_devcluster import DevCluster, DevClusterSettings
 from sparkplane_devcluster.simulator import DriverSimulator
 
@@ -91,26 +86,22 @@ def state_table(sp: SparkPlane, names: list[str]) -> Table:
     return table
 
 
-def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path) -> str:
+def submit_local_deps(kube: Kube, sp: SparkPlane, workdir: Path, kubeconfig: Path) -> str:
     """Local code and data through the staging server; we play the init-container."""
     upload_secret = secrets.token_urlsafe(32)
-    settings = StagingSettings(
-        host="127.0.0.1",
-        port=0,
-        storage_dir=workdir / "bundles",
-        db_path=workdir / "meta.sqlite3",
-        fsync=False,
-        upload_secrets=(UploadSecret("demo", upload_secret),),
-    )
+    (workdir / "upload-secrets").write_text(f"demo:{upload_secret}\n")
+    serve = ["--port", "0", "--no-fsync", "--kubeconfig", str(kubeconfig)]
+    serve += ["--storage-dir", str(workdir / "bundles"), "--db-path", str(workdir / "meta.sqlite3")]
+    serve += ["--upload-secret-file", str(workdir / "upload-secrets")]
     # the dev cluster's admin uses a client certificate (no token to forward): the upload
     # secret authorises the upload instead
-    os.environ[TOKEN_ENV] = upload_secret
-    with serve_in_background(settings, pod_owner_checker(kube)) as url:
+    with staging_server(*serve, log=workdir / "staging.log") as url:
         console.print(f"staging server at {url}")
         result = sp.submit(
             EXAMPLES / "local-deps" / "app.yaml",
             staging_server=url,
             staging_base_dir=EXAMPLES / "local-deps",
+            staging_token=upload_secret,
         )
         pod = kube.get("v1", "Pod", result.driver_pod or "", NAMESPACE)
         cmd = pod["spec"]["initContainers"][0]["command"]
@@ -166,7 +157,8 @@ def main() -> int:
         f"{', '.join(result.objects)}"
     )
     names.append(result.name)
-    names.append(submit_local_deps(kube, sp, Path(tempfile.mkdtemp(prefix="sparkplane-demo-"))))
+    workdir = Path(tempfile.mkdtemp(prefix="sparkplane-demo-"))
+    names.append(submit_local_deps(kube, sp, workdir, kubeconfig))
     spec = yaml.safe_load((EXAMPLES / "spark-pi.yaml").read_text())
     spec["metadata"]["name"] = f"spark-pi-op-{int(time.time())}"
     operated = sp.submit(spec, mode=Mode.APACHE)

@@ -338,7 +338,9 @@ def test_render_dry_run_and_submit_resolve_the_spec_alike(
         for argv in (["render"], ["submit", "--dry-run"]):
             out = run(kubeconfig, *argv, "-f", pi, "-n", namespace, "--mode", mode, "-o", "json")
             printed = json.loads(out.stdout)
-            objects = printed["items"] if printed.get("kind") == "List" else [printed]
+            if isinstance(printed, dict):
+                printed = printed["items"] if printed.get("kind") == "List" else [printed]
+            objects = printed
             assert subset(conf_of(objects)) == wanted, (mode, argv)
     submitted = sp.submit(_spec(namespace, run_for="1s"))
     pod = kube.get("v1", "Pod", submitted.driver_pod, namespace)

@@ -19,6 +19,7 @@ import yaml
 
 from sparkplane.kube import Kube
 from sparkplane.model.halfmade import dependents_of, owned_by
+from sparkplane.settings import Settings
 from sparkplane.usecases.gc import collect_garbage
 from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, SUBMISSION_LABEL
 from tests import crashing_cli
@@ -139,7 +140,9 @@ def test_gc_removes_half_made_drivers_after_the_grace_period(
     [whole] = drivers(kube, namespace, "whole")  # the submitter recorded its last dependent
     assert whole["metadata"]["annotations"].get(DEPENDENTS_CREATED_KEY)
     assert DEPENDENTS_CREATED_KEY not in half["metadata"]["annotations"]
-    decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
+    decisions = collect_garbage(
+        kube, namespace, default_ttl=None, grace=timedelta(0), settings=Settings.load()
+    )
     deleted = {d.name: d.reason for d in decisions if d.delete}
     assert list(deleted) == [half["metadata"]["name"]]
     assert "half-made" in deleted[half["metadata"]["name"]]
@@ -156,13 +159,20 @@ def test_gc_across_namespaces_never_touches_system_namespaces(kube: Kube, namesp
     kube.create(orphan("faults-orphan-driver"), namespace)
     kube.create(orphan("faults-orphan-driver"), "kube-system")
     try:
-        decisions = collect_garbage(kube, None, default_ttl=None, grace=timedelta(0))
+        decisions = collect_garbage(
+            kube, None, default_ttl=None, grace=timedelta(0), settings=Settings.load()
+        )
         deleted = {(d.namespace, d.name) for d in decisions if d.delete}
         assert (namespace, "faults-orphan-driver") in deleted
         assert not any(ns == "kube-system" for ns, _ in deleted)
         assert kube.get_or_none("v1", "Pod", "faults-orphan-driver", "kube-system") is not None
         named = collect_garbage(
-            kube, "kube-system", default_ttl=None, grace=timedelta(0), dry_run=True
+            kube,
+            "kube-system",
+            default_ttl=None,
+            grace=timedelta(0),
+            dry_run=True,
+            settings=Settings.load(),
         )
         assert [d.name for d in named if d.delete] == ["faults-orphan-driver"]  # explicit -n
     finally:
@@ -195,7 +205,9 @@ def test_config_map_specs_of_a_killed_submission_are_owned_completed_or_collecte
         made = kube.get("v1", "ConfigMap", "extra-conf", namespace)
         assert owned_by(made, driver["metadata"]["uid"]) and made["data"] == {"a": "b"}
         return
-    decisions = collect_garbage(kube, namespace, default_ttl=None, grace=timedelta(0))
+    decisions = collect_garbage(
+        kube, namespace, default_ttl=None, grace=timedelta(0), settings=Settings.load()
+    )
     assert [d.name for d in decisions if d.delete] == [driver["metadata"]["name"]]
     wait_for(
         lambda: (

@@ -26,6 +26,7 @@ from sparkplane.history.logs import read_archived
 from sparkplane.kube import Kube
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.deletions import REASON, prune_round
+from sparkplane.settings import Settings
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import running_operator, spark_app, wait_state
 from tests.integration.test_cli import run
@@ -117,7 +118,7 @@ def test_kubectl_delete_of_a_running_driver_is_archived_by_the_operator(
         kube.patch("v1", "Pod", "victim-0-driver", {"metadata": {"finalizers": None}}, namespace)
         meta = _meta(cm)
         assert meta.reason == REASON and meta.pod_uid == pod["metadata"]["uid"]
-        found = read_archived(namespace, "victim", kube=kube)
+        found = read_archived(namespace, "victim", settings=Settings.load(), kube=kube)
         assert found is not None and "Pi is roughly 3.1418" in found[1]
         wait_for(
             lambda: kube.get_or_none("v1", "Pod", "victim-0-driver", namespace) is None,
@@ -151,7 +152,7 @@ def test_a_log_far_over_the_limit_is_capped_and_accepted(kube: Kube, namespace: 
     assert cm is not None
     stored = sum(len(v) for v in cm["binaryData"].values()) * 3 // 4
     assert stored <= pack.BUDGET
-    found = read_archived(namespace, "big", store=store)
+    found = read_archived(namespace, "big", settings=Settings.load(), store=store)
     assert found is not None
     meta, kept = found
     assert meta.truncated and kept[0] == lines[0] and kept[-1] == lines[-1]

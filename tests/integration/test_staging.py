@@ -28,14 +28,12 @@ from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.spec import SparkApp
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.bundle import pack_bundle
 from sparkplane.staging.cleanup import CleanupPolicy, Reason, run_cleanup
-from sparkplane.staging.cli import kube_checker
 from sparkplane.staging.client import fetch, upload_bundle
 from sparkplane.staging.deploy import manifests
 from sparkplane.staging.errors import StagingClientError
-from sparkplane.staging.kube_owner import pod_owner_checker
+from sparkplane.staging.kube_owner import kube_checker, pod_owner_checker
 from sparkplane.staging.metadata import MetadataDB
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.settings import StagingSettings
@@ -44,6 +42,7 @@ from sparkplane.usecases.create import SubmitOptions, submit_native
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.usecases.stage import TOKEN_ENV
 from tests.integration.helpers import pod, wait_for
+from tests.staging_server import serve_in_background
 
 DEPS = "/var/sparkplane/deps"
 SECRET = UploadSecret("tests", "integration-upload-secret-0123456789")
@@ -134,7 +133,9 @@ def test_submit_with_local_deps_end_to_end(
     kube: Kube, namespace: str, staging_url: str, local_deps: dict[str, Path], tmp_path: Path
 ) -> None:
     result = submit_native(
-        kube, _app(namespace, local_deps), SubmitOptions(staging_server=staging_url)
+        kube,
+        _app(namespace, local_deps),
+        SubmitOptions(staging_server=staging_url, staging_token=SECRET.secret),
     )
     assert result.driver_pod and result.app_id
     driver = kube.get("v1", "Pod", result.driver_pod, namespace)
@@ -192,7 +193,11 @@ def test_failed_submission_leaves_no_bundle(
 ) -> None:
     missing = f"sp-missing-{uuid.uuid4().hex[:8]}"  # the driver pod cannot be created there
     with pytest.raises(SubmissionError) as info:
-        submit_native(kube, _app(missing, local_deps), SubmitOptions(staging_server=staging_url))
+        submit_native(
+            kube,
+            _app(missing, local_deps),
+            SubmitOptions(staging_server=staging_url, staging_token=SECRET.secret),
+        )
     message = str(info.value)
     assert "nothing was created" in message and "was deleted" in message
     resource_id = message.split("the staged bundle ")[1].split(" ", maxsplit=1)[0]

@@ -27,18 +27,18 @@ from sparkplane.kube import Kube, connect
 from sparkplane.security.rbac import render as render_rbac
 from sparkplane.security.rules import Identity
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.bundle import pack_bundle
 from sparkplane.staging.cleanup import CleanupPolicy, Reason, run_cleanup
-from sparkplane.staging.cli import kube_services
 from sparkplane.staging.client import upload_bundle
 from sparkplane.staging.errors import StagingClientError
+from sparkplane.staging.kube_owner import kube_services
 from sparkplane.staging.metadata import MetadataDB
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.staging.store import LocalDiskStore
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from tests.integration.helpers import delete_namespace, wait_for
+from tests.staging_server import serve_in_background
 
 SECRET = UploadSecret("ops", "integration-upload-secret-0123456789")
 

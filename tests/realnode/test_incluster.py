@@ -26,7 +26,6 @@ from sparkplane.kube import Kube
 from sparkplane.model.pods import finished_at
 from sparkplane.security.rbac import bodies, render
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.kube_owner import pod_owner_checker
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.usecases.stage import TOKEN_ENV
@@ -38,6 +37,7 @@ from tests.integration.operator_helpers import leftover
 from tests.realnode.conftest import SERVICE_ACCOUNT
 from tests.realnode.sparkapps import SPARK_IMAGE, cli, driver_pod, spec, submit, write
 from tests.realnode.test_spark import PI_LINE
+from tests.staging_server import serve_in_background
 
 ROOT = Path(__file__).parents[2]
 DEPLOY = ROOT / "deploy"

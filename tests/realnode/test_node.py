@@ -70,6 +70,41 @@ def test_pods_reach_the_api_and_each_other_by_service_name(kube: Kube, namespace
     assert "http 200" in out
 
 
+def _bridge_mac(real_cluster: DevCluster) -> str:
+    """The pods' bridge's MAC, as the node's network namespace sees it."""
+    holder = real_cluster.component_pid("node-holder")
+    assert holder is not None
+    out = subprocess.run(
+        host.in_node(holder, ["ip", "-o", "link", "show", "cni0"]),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return out.split("link/ether ")[1].split()[0]
+
+
+def test_the_pods_bridge_keeps_its_mac_while_pods_come_and_go(
+    real_cluster: DevCluster, kube: Kube, namespace: str
+) -> None:
+    """A bridge without its own MAC takes its lowest port's, so it changed as pods came and went
+    and pods holding the old one in their neighbour table lost packets to the gateway (CoreDNS)
+    for 5-20 s: drivers failed with UnknownHostException. It keeps the plan's MAC now, and a
+    pod started right after others ended resolves at once."""
+    assert _bridge_mac(real_cluster) == real_cluster.node_plan.bridge_mac
+    for i in range(3):  # churn: pods (veth ports) come and go
+        run_pod(kube, namespace, f"churn-{i}", ["true"], wait="Succeeded")
+    script = (
+        "import socket, time\n"
+        "t = time.monotonic()\n"
+        "for _ in range(50): socket.getaddrinfo('kubernetes.default.svc', 443)\n"
+        "print('slowest-total', round(time.monotonic() - t, 2))\n"
+    )
+    run_pod(kube, namespace, "resolver", ["python3", "-c", script], wait="Succeeded")
+    total = float(pod_logs(kube, namespace, "resolver").split("slowest-total")[1].split()[0])
+    assert total < 4.0, f"50 lookups took {total}s: a lookup waited for a resolver timeout"
+    assert _bridge_mac(real_cluster) == real_cluster.node_plan.bridge_mac
+
+
 def test_host_sysctls_untouched_by_the_running_node(real_cluster: DevCluster) -> None:
     """The kubelet writes these at start: it wrote into the node's own copies."""
     assert real_cluster.is_running()

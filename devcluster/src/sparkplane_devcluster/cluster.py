@@ -174,6 +174,11 @@ class DevCluster:
         state = self._read_state()
         return {k: (int(v["pid"]), v["binary"]) for k, v in state.get("processes", {}).items()}
 
+    def component_pid(self, name: str) -> int | None:
+        """The pid of a running component (``kubelet``, ``node-holder``...), None if not started."""
+        found = self._pids().get(name)
+        return found[0] if found else None
+
     @property
     def node_plan(self) -> NodePlan:
         """The real node's names and addresses: the index this cluster was given at ``up``

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from sparkplane.errors import AppNotFoundError, ConfigError, TimeoutExpired
 from sparkplane.model.apps import App, Description, Mode
+from sparkplane.settings import Settings
 from sparkplane.usecases import connection
 
 if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
@@ -57,10 +58,14 @@ class SparkPlane:
         kube: Kube | None,
         namespace: str = "default",
         conn: connection.Connection | None = None,
+        settings: Settings | None = None,
     ) -> None:
         self._kube = kube
         self.namespace = namespace
         self.connection = conn
+        #: this process's settings (log archive, event-log root, cache, upload token), merged
+        #: once here from the environment unless given (:class:`sparkplane.settings.Settings`)
+        self.settings = settings if settings is not None else Settings.load()
         self._trackers: dict[str | None, Tracker] = {}
         self._lock = threading.Lock()
 
@@ -75,9 +80,11 @@ class SparkPlane:
         server: str | None = None,
         token: str | None = None,
         ca_cert: str | None = None,
+        settings: Settings | None = None,
     ) -> SparkPlane:
         """Connect with a kubeconfig (+context), in-cluster, an explicit server/token/CA, or
-        ``APISERVER``/``TOKEN``/``CACERT``; ``namespace`` defaults to the context's."""
+        ``APISERVER``/``TOKEN``/``CACERT``; ``namespace`` defaults to the context's; ``settings``
+        default to :meth:`Settings.load` (the environment)."""
         conn = connection.resolve(
             kubeconfig=kubeconfig,
             context=context,
@@ -86,7 +93,7 @@ class SparkPlane:
             ca_cert=ca_cert,
             in_cluster=in_cluster,
         )
-        return cls(conn.open(), namespace or conn.default_namespace(), conn)
+        return cls(conn.open(), namespace or conn.default_namespace(), conn, settings)
 
     @classmethod
     def offline(cls, namespace: str = "default") -> SparkPlane:
@@ -171,12 +178,15 @@ class SparkPlane:
         staging_internal_server: str | None = None,
         staging_ca_file: PathLike | None = None,
         staging_base_dir: PathLike | None = None,
+        staging_token: str | None = None,
     ) -> Submitted:
         """Submit natively (driver pod + owned dependents), as a SparkApplication
         (``mode="operator"``: spark.apache.org; ``"kubeflow"``: sparkoperator.k8s.io), from a
         spec, spark-submit ``argv`` or a ``template`` directory. Local files the spec names
         are uploaded to ``staging_server`` (relative paths resolve against
-        ``staging_base_dir``, default: the current directory, as with spark-submit).
+        ``staging_base_dir``, default: the current directory, as with spark-submit), with
+        ``staging_token`` (default: the settings' ``SPARKPLANE_STAGING_TOKEN``, else the
+        connection's bearer token).
         """
         from sparkplane.usecases import submit as submission
         from sparkplane.usecases.sources import Source
@@ -202,6 +212,7 @@ class SparkPlane:
                 "staging_internal_server": staging_internal_server,
                 "staging_ca_file": Path(staging_ca_file) if staging_ca_file else None,
                 "staging_base_dir": Path(staging_base_dir) if staging_base_dir else None,
+                "staging_token": staging_token or self.settings.staging_token or None,
             }
         )
         kube = self._kube_for(src)
@@ -411,6 +422,7 @@ class SparkPlane:
             tail=tail,
             notice=notice,
             missing=missing,
+            settings=self.settings,
             kube=self.kube,
         )
 
@@ -436,7 +448,7 @@ class SparkPlane:
         from sparkplane.usecases.ui import ui_address
 
         name, ns = self._ref(app, namespace)
-        if history and (page := page_of_finished(self.kube, ns, name)) is not None:
+        if history and (page := page_of_finished(self.kube, ns, name, self.settings)) is not None:
             return page
         return ui_address(self.kube, self._app(app, namespace), wait=wait)
 
@@ -469,7 +481,14 @@ class SparkPlane:
         resolved = self._app(app, namespace)
         from sparkplane.usecases.kill import kill
 
-        kill(self.kube, resolved, wait=wait, timeout=timeout, progress=progress)
+        kill(
+            self.kube,
+            resolved,
+            wait=wait,
+            timeout=timeout,
+            progress=progress,
+            settings=self.settings,
+        )
 
     def gc(
         self,
@@ -492,6 +511,7 @@ class SparkPlane:
             default_ttl=older_than,
             dry_run=dry_run,
             grace=DEFAULT_GRACE if grace is None else grace,
+            settings=self.settings,
         )
 
     def _app(self, app: AppLike, namespace: str | None) -> App:

@@ -69,9 +69,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "kubeconfig": ("sparkplane.cli.security", "app:kubeconfig", "A service-account kubeconfig."),
     "tenant": ("sparkplane.cli.tenant", "app", "Hold a namespace to the tenant pod policy."),
     "operator": ("sparkplane.cli.operator", "app", "The spark.apache.org operator."),
-    "staging": ("sparkplane.staging.cli", "staging_app", "The resource staging server."),
+    "staging": ("sparkplane.cli.staging", "app", "The resource staging server."),
     "history": ("sparkplane.cli.history", "app", "The Spark History Server: finished apps."),
-    "fetch": ("sparkplane.staging.cli", "fetch_app", "Download staged files (init-container)."),
+    "fetch": ("sparkplane.cli.staging", "fetch_app", "Download staged files (init-container)."),
 }
 # Commands of other distributions: each is an entry point ``name = "module:Typer"`` in this group.
 # Those of this repository are named here (name -> distribution, one-line help), so that help
@@ -118,12 +118,6 @@ def _load(name: str) -> click.Command | None:
         return _load_plugin(name)
     module, attr, _ = COMMANDS[name]
     obj_name, _, member = attr.partition(":")
-    if name == "fetch":
-        from sparkplane.staging.cli import fetch_command
-
-        single = typer.Typer()
-        single.command("fetch")(fetch_command)
-        return _plain(typer.main.get_command(single))
     obj = getattr(import_module(module), obj_name)
     command = typer.main.get_command(obj)
     if member and isinstance(command, typer.core.TyperGroup):

@@ -23,6 +23,7 @@ from sparkplane.history.archive import ArchiveMeta, ArchiveStore
 from sparkplane.history.stores import open_store, reading_stores
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App, native_name
+from sparkplane.settings import Settings
 from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_CONTAINER, EXECUTOR_CONTAINER, ROLE_LABEL
 
 log = logging.getLogger(__name__)
@@ -38,19 +39,26 @@ def app_name_of(pod: Obj) -> str:
     return native_name(str(meta.get("name", "")))
 
 
-def archive_app(kube: Kube, app: App, reason: str, store: ArchiveStore | None = None) -> None:
+def archive_app(kube: Kube, app: App, reason: str, *, settings: Settings) -> None:
     """Archive ``app``'s driver (if it has one) before it is deleted; never raises."""
     if app.driver_pod:
-        archive_driver(kube, app.namespace, app.driver_pod, reason, store, name=app.name)
+        archive_driver(
+            kube, app.namespace, app.driver_pod, reason, settings=settings, name=app.name
+        )
 
 
 def archive_refs(
-    kube: Kube, namespace: str, refs: Iterable[tuple[str, str, str]], reason: str
+    kube: Kube,
+    namespace: str,
+    refs: Iterable[tuple[str, str, str]],
+    reason: str,
+    *,
+    settings: Settings,
 ) -> None:
     """Archive the driver pods among ``refs`` (apiVersion, kind, name) about to be deleted."""
     for api_version, kind, name in refs:
         if (api_version, kind) == ("v1", "Pod"):
-            archive_driver(kube, namespace, name, reason)
+            archive_driver(kube, namespace, name, reason, settings=settings)
 
 
 def archive_driver(
@@ -58,13 +66,15 @@ def archive_driver(
     namespace: str,
     driver_pod: str,
     reason: str,
-    store: ArchiveStore | None = None,
     *,
+    settings: Settings,
+    store: ArchiveStore | None = None,
     name: str | None = None,
 ) -> ArchiveMeta | None:
-    """Archive a driver pod's log and its executors' tails; never raises (logs a warning)."""
+    """Archive a driver pod's log and its executors' tails to ``store`` (default: the one the
+    settings name); never raises (logs a warning)."""
     try:
-        store = store or open_store(kube=kube)
+        store = store or open_store(settings, kube=kube)
         if store is None:
             return None
         pod = kube.get_or_none("v1", "Pod", driver_pod, namespace)
@@ -164,18 +174,23 @@ def _container(pod: Obj, preferred: str) -> str | None:
 
 
 def archived_meta(
-    namespace: str, app: str, store: ArchiveStore | None = None, *, kube: Kube | None = None
+    namespace: str,
+    app: str,
+    *,
+    settings: Settings,
+    store: ArchiveStore | None = None,
+    kube: Kube | None = None,
 ) -> ArchiveMeta | None:
     """What the archive holds for ``app`` (None: nothing, or archiving off)."""
-    found = _newest(namespace, app, store, kube)
+    found = _newest(namespace, app, settings, store, kube)
     return found[0] if found else None
 
 
 def _newest(
-    namespace: str, app: str, store: ArchiveStore | None, kube: Kube | None
+    namespace: str, app: str, settings: Settings, store: ArchiveStore | None, kube: Kube | None
 ) -> tuple[ArchiveMeta, ArchiveStore] | None:
     """The newest record of ``app`` among ``store`` (else every store ``logs`` reads)."""
-    stores = [store] if store else reading_stores(kube, namespace)
+    stores = [store] if store else reading_stores(settings, kube, namespace)
     best: tuple[ArchiveMeta, ArchiveStore] | None = None
     for candidate in stores:
         try:
@@ -195,12 +210,13 @@ def read_archived(
     executor: int | None = None,
     *,
     tail: int | None = None,
+    settings: Settings,
     store: ArchiveStore | None = None,
     kube: Kube | None = None,
 ) -> tuple[ArchiveMeta, list[str]] | None:
     """The archived log lines of the driver (or executor N) and the app's record, from the
     newest archive of it (this machine's, the cluster's)."""
-    found = _newest(namespace, app, store, kube)
+    found = _newest(namespace, app, settings, store, kube)
     data = found[1].get(layout.log_key(namespace, app, executor)) if found else None
     if found is None or data is None:
         return None
@@ -217,6 +233,7 @@ def live_or_archived(
     tail: int | None = None,
     notice: Callable[[str], None] = lambda _: None,
     missing: AppNotFoundError | None = None,
+    settings: Settings,
     kube: Kube | None = None,
 ) -> Iterator[str]:
     """The live log while the pod exists, else the archived one (``notice`` says so)."""
@@ -231,7 +248,7 @@ def live_or_archived(
             if started:
                 raise
             missing = exc
-    found = read_archived(namespace, app, executor, tail=tail, kube=kube)
+    found = read_archived(namespace, app, executor, tail=tail, settings=settings, kube=kube)
     if found is None:
         raise missing or AppNotFoundError(f"{namespace}/{app} not found, nor in the log archive")
     meta, lines = found
@@ -241,14 +258,15 @@ def live_or_archived(
 
 def prune(
     now: datetime | None = None,
+    *,
+    settings: Settings,
     store: ArchiveStore | None = None,
     kube: Kube | None = None,
     namespaces: Sequence[str] | None = None,
-    *,
     event_log_root: Path | Literal["configured"] | None = "configured",
 ) -> list[ArchiveMeta]:
     """Drop the archived apps past their retention, and their event logs under
-    ``event_log_root`` (default: this process's configuration, ``history_files``); returns
+    ``event_log_root`` (default: the settings' root, ``history_files``); returns
     what was dropped. The in-cluster store is looked at in ``namespaces`` (None: every one).
 
     Identity comes from where an archive is, never from what it says: the namespace and app
@@ -257,10 +275,14 @@ def prune(
     may create ConfigMaps can write one)."""
     from sparkplane.history import server_files as history_files
 
-    store = store or open_store(kube=kube, namespaces=namespaces)
+    store = store or open_store(settings, kube=kube, namespaces=namespaces)
     if store is None:
         return []
-    root = history_files.configured_root() if event_log_root == "configured" else event_log_root
+    root = (
+        history_files.configured_root(settings.event_log_root)
+        if event_log_root == "configured"
+        else event_log_root
+    )
     now = now or datetime.now(UTC)
     dropped = []
     try:

@@ -1,7 +1,8 @@
 """Event logs on a local disk: where the pruner may delete them, and nowhere else.
 
 The directory comes only from the configuration of the process that prunes (the admin running
-``sparkplane gc``, the operator): ``SPARKPLANE_EVENT_LOG_ROOT`` (``off`` for none), by default
+``sparkplane gc``, the operator): its settings' ``event_log_root`` (``SPARKPLANE_EVENT_LOG_ROOT``,
+``off`` for none), by default
 :data:`~sparkplane.history.server.DEFAULT_ROOT`, the root of the per-namespace stores
 ``sparkplane history up`` makes. A namespace's event logs are ``<root>/<namespace>/``: the
 namespace is that of the Kubernetes object holding the archive, never a name from its content,
@@ -13,7 +14,6 @@ Deletions stay inside ``<root>/<namespace>``: symlinks and escapes are refused. 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -22,16 +22,15 @@ from pathlib import Path
 from sparkplane.history.server import DEFAULT_ROOT
 
 log = logging.getLogger(__name__)
-ENV = "SPARKPLANE_EVENT_LOG_ROOT"
 OFF = ("off", "none", "false", "0")
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _APP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
-def configured_root(value: str | None = None) -> Path | None:
-    """The event-log root of this process (``value``, else ``$SPARKPLANE_EVENT_LOG_ROOT``, else
-    the default); None when turned off or not an absolute path."""
-    raw = (value if value is not None else os.environ.get(ENV, "")).strip()
+def configured_root(value: str) -> Path | None:
+    """The event-log root a setting names (empty: the default); None when turned off or not an
+    absolute path."""
+    raw = value.strip()
     if raw.lower() in OFF and raw:
         return None
     path = Path(raw or DEFAULT_ROOT)

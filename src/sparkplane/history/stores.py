@@ -2,11 +2,10 @@
 
 :class:`FsStore`: a local directory, or a volume mounted into an in-cluster component.
 Implements :class:`~.archive.ArchiveStore`; writes are atomic (temporary file + rename) so a
-reader never sees half a log. :func:`open_store` picks the writer's store from
-``SPARKPLANE_LOG_ARCHIVE``: a directory; ``kube`` for the in-cluster store
-(:mod:`.archive_kube`, ConfigMaps); ``off`` for none; unset for ``<cache>/log-archive``
-(``SPARKPLANE_CACHE_DIR`` or ``~/.cache/sparkplane``). :func:`reading_stores` lists where
-``logs`` looks. Called by :mod:`sparkplane.history.logs`.
+reader never sees half a log. :func:`open_store` picks the writer's store from the process's
+:class:`~sparkplane.settings.Settings` (``log_archive``: a directory; ``kube`` for the in-cluster
+store, :mod:`.kube_store`, ConfigMaps; ``off`` for none; empty for ``<cache>/log-archive``).
+:func:`reading_stores` lists where ``logs`` looks. Called by :mod:`sparkplane.history.logs`.
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ from pathlib import Path
 from sparkplane.history.archive import META, ArchiveStore
 from sparkplane.history.kube_store import KubeStore
 from sparkplane.kube import Kube
+from sparkplane.settings import Settings
 
-ENV = "SPARKPLANE_LOG_ARCHIVE"
 OFF = ("off", "none", "false", "0")
 KUBE = "kube"  # the in-cluster store: ConfigMaps in the app's namespace (archive_kube)
 
@@ -102,39 +101,34 @@ class FsStore:
             self.put(prefix + name, files[name])
 
 
-def default_root() -> Path:
-    cache = os.environ.get("SPARKPLANE_CACHE_DIR") or Path.home() / ".cache" / "sparkplane"
-    return Path(cache) / "log-archive"
-
-
-def _where(location: str | os.PathLike[str] | None) -> str:
-    return (str(location) if location is not None else os.environ.get(ENV, "")).strip()
+def _fs_store(settings: Settings) -> FsStore:
+    where = settings.log_archive
+    return FsStore(Path(where).expanduser() if where else settings.archive_dir)
 
 
 def open_store(
-    location: str | os.PathLike[str] | None = None,
+    settings: Settings,
     *,
     kube: Kube | None = None,
     namespaces: Sequence[str] | None = None,
 ) -> ArchiveStore | None:
-    """Where to archive: ``location`` (else ``$SPARKPLANE_LOG_ARCHIVE``, else the cache
-    directory); ``kube`` is the in-cluster store (ConfigMaps, listed in ``namespaces``; needs
-    ``kube``). None when archiving is turned off."""
-    where = _where(location)
+    """Where to archive, as ``settings.log_archive`` says; ``kube`` is the in-cluster store
+    (ConfigMaps, listed in ``namespaces``; needs ``kube``). None when archiving is turned off."""
+    where = settings.log_archive
     if where.lower() in OFF and where:
         return None
     if where.lower() == KUBE:
         return KubeStore(kube, namespaces) if kube is not None else None
-    return FsStore(Path(where).expanduser() if where else default_root())
+    return _fs_store(settings)
 
 
-def reading_stores(kube: Kube | None, namespace: str) -> list[ArchiveStore]:
+def reading_stores(settings: Settings, kube: Kube | None, namespace: str) -> list[ArchiveStore]:
     """Where ``logs`` looks: this machine's directory (unless the setting says ``off`` or
     ``kube``) and, given ``kube``, the in-cluster archive of ``namespace``."""
     out: list[ArchiveStore] = []
-    where = _where(None)
+    where = settings.log_archive
     if where.lower() not in (*OFF, KUBE) or not where:
-        out.append(FsStore(Path(where).expanduser() if where else default_root()))
+        out.append(_fs_store(settings))
     if kube is not None:
         out.append(KubeStore(kube, [namespace]))
     return out

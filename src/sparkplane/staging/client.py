@@ -2,20 +2,23 @@
 
 Called by the submitter (:func:`upload_bundle`, with the uploader's credential: a Kubernetes
 bearer token or an upload secret) and by the init-container command ``sparkplane fetch``
-(:func:`fetch`, :func:`localize_uris`). The async functions are the API, the plain ones
-facades for synchronous callers. Transfers run on :mod:`sparkplane.staging.wire` (a worker
-thread, ``sendfile``/``splice``). A bundle is never held in memory; downloads land in a
-``.part`` file renamed once complete, and unpacking is bounded by ``max_bytes``.
+(:func:`fetch`, :func:`localize_uris`). Every function is synchronous and blocks the calling
+thread for its transfer, which runs on :mod:`sparkplane.staging.wire` (``sendfile``/``splice``);
+:func:`localize_uris` downloads several URIs at once on a small thread pool. Asynchronous
+callers use :class:`sparkplane.api.aio.AsyncSparkPlane`, which runs these on a thread. A bundle
+is never held in memory; downloads land in a ``.part`` file renamed once complete, and unpacking
+is bounded by ``max_bytes``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import ssl
+import time
 from collections.abc import Iterable
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,15 +27,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from sparkplane.staging.bundle import unpack_bundle
 from sparkplane.staging.errors import StagingClientError, StagingError
 from sparkplane.staging.owner import ResourceOwner
-from sparkplane.staging.wire import (
-    Cancel,
-    await_continue,
-    check,
-    connect,
-    in_thread,
-    save,
-    send_file,
-)
+from sparkplane.staging.wire import await_continue, check, connect, guarded, save, send_file
 
 RESOURCES_PATH = "/api/v0/resources"
 MAX_REDIRECTS = 10
@@ -46,10 +41,8 @@ class StagedResource(NamedTuple):
     secret: str
 
 
-def _upload(
-    endpoint: str, path: Path, headers: dict[str, str], ca_file: Path | None, cancel: Cancel
-) -> Any:
-    conn, target = connect(endpoint, ca_file, cancel)
+def _upload(endpoint: str, path: Path, headers: dict[str, str], ca_file: Path | None) -> Any:
+    conn, target = connect(endpoint, ca_file)
     try:
         conn.putrequest("POST", target, skip_accept_encoding=True)
         for name, value in headers.items():
@@ -69,7 +62,7 @@ def _upload(
         conn.close()
 
 
-async def upload_bundle_async(
+def upload_bundle(
     url: str,
     path: Path,
     owner: ResourceOwner,
@@ -88,12 +81,12 @@ async def upload_bundle_async(
         headers["Authorization"] = f"Bearer {token}"
     endpoint = url.rstrip("/") + RESOURCES_PATH
     action = f"upload of {path} to {endpoint}"
-    body = await in_thread(action, partial(_upload, endpoint, path, headers, ca_file))
+    body = guarded(action, partial(_upload, endpoint, path, headers, ca_file))
     return StagedResource(str(body["resourceId"]), str(body["resourceSecret"]))
 
 
-def _delete(endpoint: str, headers: dict[str, str], ca_file: Path | None, cancel: Cancel) -> None:
-    conn, target = connect(endpoint, ca_file, cancel)
+def _delete(endpoint: str, headers: dict[str, str], ca_file: Path | None) -> None:
+    conn, target = connect(endpoint, ca_file)
     try:
         conn.request("DELETE", target, headers=headers)
         response = conn.getresponse()
@@ -103,13 +96,11 @@ def _delete(endpoint: str, headers: dict[str, str], ca_file: Path | None, cancel
         conn.close()
 
 
-async def delete_bundle_async(
-    url: str, resource_id: str, secret: str, *, ca_file: Path | None = None
-) -> None:
+def delete_bundle(url: str, resource_id: str, secret: str, *, ca_file: Path | None = None) -> None:
     """Delete bundle ``resource_id`` now (its secret proves the right to)."""
     endpoint = f"{url.rstrip('/')}{RESOURCES_PATH}/{resource_id}"
     headers = {"Authorization": f"Bearer {secret}"}
-    await in_thread(f"delete of {endpoint}", partial(_delete, endpoint, headers, ca_file))
+    guarded(f"delete of {endpoint}", partial(_delete, endpoint, headers, ca_file))
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:
@@ -117,13 +108,11 @@ def _origin(url: str) -> tuple[str, str | None, int | None]:
     return parts.scheme, parts.hostname, parts.port
 
 
-def _get(
-    url: str, part: Path, headers: dict[str, str], ca_file: Path | None, cancel: Cancel
-) -> None:
+def _get(url: str, part: Path, headers: dict[str, str], ca_file: Path | None) -> None:
     """GET ``url`` into ``part``, following redirects (credentials stay with their origin)."""
     location = url
     for _ in range(MAX_REDIRECTS + 1):
-        conn, target = connect(location, ca_file, cancel)
+        conn, target = connect(location, ca_file)
         try:
             conn.request("GET", target, headers=headers)
             response = conn.getresponse()
@@ -141,7 +130,7 @@ def _get(
     raise StagingClientError(f"download of {url} failed: more than {MAX_REDIRECTS} redirects")
 
 
-async def _download(
+def _download(
     url: str,
     dest: Path,
     *,
@@ -154,7 +143,7 @@ async def _download(
     work = partial(_get, url, part, headers or {}, ca_file)
     for attempt in range(retries + 1):
         try:
-            await in_thread(f"download of {url}", work)
+            guarded(f"download of {url}", work)
             os.replace(part, dest)
             return
         except StagingClientError as exc:
@@ -164,19 +153,19 @@ async def _download(
         except BaseException:
             part.unlink(missing_ok=True)
             raise
-        await asyncio.sleep(min(2**attempt, 10))
+        time.sleep(min(2**attempt, 10))
 
 
-async def download_bundle_async(
+def download_bundle(
     url: str, resource_id: str, secret: str, dest: Path, *, ca_file: Path | None = None
 ) -> None:
     """Stream bundle ``resource_id`` into the file ``dest`` as is (no unpacking)."""
     endpoint = f"{url.rstrip('/')}{RESOURCES_PATH}/{resource_id}"
     auth = {"Authorization": f"Bearer {secret}"}
-    await _download(endpoint, dest, headers=auth, ca_file=ca_file)
+    _download(endpoint, dest, headers=auth, ca_file=ca_file)
 
 
-async def fetch_async(
+def fetch(
     url: str,
     resource_id: str,
     secret: str,
@@ -189,8 +178,8 @@ async def fetch_async(
     dest_dir.mkdir(parents=True, exist_ok=True)
     part = dest_dir / f".sparkplane-bundle-{resource_id}"
     try:
-        await download_bundle_async(url, resource_id, secret, part, ca_file=ca_file)
-        return await asyncio.to_thread(unpack_bundle, part, dest_dir, max_bytes=max_bytes)
+        download_bundle(url, resource_id, secret, part, ca_file=ca_file)
+        return unpack_bundle(part, dest_dir, max_bytes=max_bytes)
     finally:
         part.unlink(missing_ok=True)
 
@@ -203,7 +192,7 @@ def _local_name(uri: str) -> str:
     return name
 
 
-async def localize_uris_async(
+def localize_uris(
     uris: Iterable[str], dest_dir: Path, *, ca_file: Path | None = None, parallel: int = 4
 ) -> dict[str, Path]:
     """Download http(s) URIs into ``dest_dir`` (named by ``#alias`` or the last path segment).
@@ -228,50 +217,22 @@ async def localize_uris_async(
                 f"cannot localize {uri!r}: the init-container fetches http(s) and local: URIs; "
                 "upload submitter-local files through the staging server"
             )
-    gate = asyncio.Semaphore(parallel)
-
-    async def one(uri: str, target: Path) -> None:
-        async with gate:
-            await _download(uri, target, ca_file=ca_file)
-
-    await asyncio.gather(*(one(uri, target) for uri, target in remote.items()))
+    _download_all(remote, ca_file, parallel)
     return result
 
 
-def upload_bundle(
-    url: str,
-    path: Path,
-    owner: ResourceOwner,
-    *,
-    ca_file: Path | None = None,
-    token: str | None = None,
-) -> StagedResource:
-    """Synchronous :func:`upload_bundle_async`."""
-    return asyncio.run(upload_bundle_async(url, path, owner, ca_file=ca_file, token=token))
-
-
-def delete_bundle(url: str, resource_id: str, secret: str, *, ca_file: Path | None = None) -> None:
-    """Synchronous :func:`delete_bundle_async`."""
-    asyncio.run(delete_bundle_async(url, resource_id, secret, ca_file=ca_file))
-
-
-def fetch(
-    url: str,
-    resource_id: str,
-    secret: str,
-    dest_dir: Path,
-    *,
-    ca_file: Path | None = None,
-    max_bytes: int | None = None,
-) -> list[str]:
-    """Synchronous :func:`fetch_async`."""
-    return asyncio.run(
-        fetch_async(url, resource_id, secret, dest_dir, ca_file=ca_file, max_bytes=max_bytes)
-    )
-
-
-def localize_uris(
-    uris: Iterable[str], dest_dir: Path, *, ca_file: Path | None = None
-) -> dict[str, Path]:
-    """Synchronous :func:`localize_uris_async`."""
-    return asyncio.run(localize_uris_async(uris, dest_dir, ca_file=ca_file))
+def _download_all(targets: dict[str, Path], ca_file: Path | None, parallel: int) -> None:
+    """Download each URI into its path, ``parallel`` at a time; the first failure is raised
+    once the downloads already running have ended (nothing new starts after it)."""
+    if not targets:
+        return
+    with ThreadPoolExecutor(max(1, parallel), thread_name_prefix="sparkplane-fetch") as pool:
+        futures = [
+            pool.submit(_download, uri, target, ca_file=ca_file) for uri, target in targets.items()
+        ]
+        done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in pending:
+            future.cancel()
+    for future in futures:
+        if future in done and (exc := future.exception()) is not None:
+            raise exc

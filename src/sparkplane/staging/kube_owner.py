@@ -12,16 +12,18 @@ rules never import Kubernetes themselves. Both go through the gateway (``sparkpl
   that user, with its groups, ``create pods`` in the owner namespace?); ``create`` on both
   review kinds, cluster-wide.
 
-Both are in ``sparkplane rbac staging``. Errors propagate: the clean-up keeps the bundle and
+:func:`kube_services` builds both over one gateway from cluster credentials. Both are in
+``sparkplane rbac staging``. Errors propagate: the clean-up keeps the bundle and
 asks again next round; an upload is answered 503, never let through.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from sparkplane.kube import Kube
+from sparkplane.kube import Kube, connect
 from sparkplane.staging.auth import Review, TokenReviewer
 from sparkplane.staging.cleanup import OwnerChecker
 
@@ -91,3 +93,18 @@ def kube_token_reviewer(kube: Kube) -> TokenReviewer:
         )
 
     return review
+
+
+def kube_services(
+    kubeconfig: Path | None, context: str | None, *, in_cluster: bool = False
+) -> tuple[OwnerChecker, TokenReviewer]:
+    """The owner checker and the uploader token reviewer over one gateway."""
+    kube = Kube(connect(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster))
+    return pod_owner_checker(kube), kube_token_reviewer(kube)
+
+
+def kube_checker(
+    kubeconfig: Path | None, context: str | None, *, in_cluster: bool = False
+) -> OwnerChecker:
+    """A pod-list owner checker over a gateway built from cluster credentials."""
+    return kube_services(kubeconfig, context, in_cluster=in_cluster)[0]

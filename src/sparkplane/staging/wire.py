@@ -1,16 +1,15 @@
-"""The staging client's wire: HTTP/1.1 connections in a worker thread, kernel-side copies.
+"""The staging client's wire: blocking HTTP/1.1 connections, kernel-side copies.
 
-Used by :mod:`sparkplane.staging.client` only. :func:`in_thread` runs blocking work in a thread
-(network failures become :class:`StagingClientError`, cancellation shuts the socket);
-:func:`connect` opens the connection; :func:`check` raises the server's JSON error; uploads go
-out with ``sendfile`` (:func:`send_file`, once :func:`await_continue` allows) and plain-HTTP
-downloads are ``splice``d from the socket into the file (:func:`save`), so the payload never
-passes through Python (TLS falls back to one reused 1 MiB buffer).
+Used by :mod:`sparkplane.staging.client` only, in the caller's thread. :func:`guarded` turns
+network failures into :class:`StagingClientError`; :func:`connect` opens the connection;
+:func:`check` raises the server's JSON error; uploads go out with ``sendfile``
+(:func:`send_file`, once :func:`await_continue` allows) and plain-HTTP downloads are
+``splice``d from the socket into the file (:func:`save`), so the payload never passes through
+Python (TLS falls back to one reused 1 MiB buffer).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import fcntl
@@ -20,7 +19,6 @@ import os
 import select
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,48 +34,15 @@ EXPECT_TIMEOUT = 2.0
 _T = TypeVar("_T")
 
 
-class Cancel:
-    """Lets a cancelled coroutine stop its worker thread: shutting the socket wakes it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._sockets: list[socket.socket] = []
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            if self._cancelled:
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def trigger(self) -> None:
-        with self._lock:
-            self._cancelled = True
-            for sock in self._sockets:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-
-async def in_thread(action: str, work: Callable[[Cancel], _T]) -> _T:
-    """Run blocking ``work`` in a thread; network failures become :class:`StagingClientError`."""
-    cancel = Cancel()
+def guarded(action: str, work: Callable[[], _T]) -> _T:
+    """Run blocking ``work``; network failures become :class:`StagingClientError`."""
     try:
-        return await asyncio.to_thread(_guarded, action, work, cancel)
-    except asyncio.CancelledError:
-        cancel.trigger()
-        raise
-
-
-def _guarded(action: str, work: Callable[[Cancel], _T], cancel: Cancel) -> _T:
-    try:
-        return work(cancel)
+        return work()
     except (OSError, http.client.HTTPException) as exc:
         raise StagingClientError(f"{action} failed: {exc}") from exc
 
 
-def connect(
-    url: str, ca_file: Path | None, cancel: Cancel
-) -> tuple[http.client.HTTPConnection, str]:
+def connect(url: str, ca_file: Path | None) -> tuple[http.client.HTTPConnection, str]:
     """An open connection to the host of ``url`` and the request target (path and query)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -92,7 +57,6 @@ def connect(
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=CONNECT_TIMEOUT)
     conn.connect()
     conn.sock.settimeout(READ_TIMEOUT)
-    cancel.watch(conn.sock)
     return conn, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 

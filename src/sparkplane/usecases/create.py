@@ -70,6 +70,7 @@ class SubmitOptions:
     init_container_image: str | None = None  # image with `sparkplane fetch` (SPARKPLANE_IMAGE)
     staging_internal_server: str | None = None  # URL pods use, if not staging_server
     staging_base_dir: Path | None = None  # relative local paths resolve here (default: cwd)
+    staging_token: str | None = None  # upload credential (default: the kubeconfig's token)
 
     def staging(self) -> StagingOptions | None:
         """The staging part of these options, or None without a staging server."""
@@ -81,6 +82,7 @@ class SubmitOptions:
             self.init_container_image,
             base_dir=self.staging_base_dir,
             internal_server=self.staging_internal_server,
+            token=self.staging_token,
         )
 
 
@@ -118,7 +120,7 @@ def submit_native(kube: Kube, app: SparkApp, opts: SubmitOptions | None = None) 
     server, local dependencies are uploaded first and the bundle deleted on failure)."""
     opts = opts or SubmitOptions()
     ids = _ids(app, opts)
-    with staged_submission(app, ids, opts.staging(), kube) as staged:
+    with staged_submission(app, ids, opts.staging(), kube, token=opts.staging_token) as staged:
         rendered = render_native(staged.app, kube.api.configuration.host, opts, ids=ids)
         result = submit_objects(
             kube,

@@ -31,6 +31,7 @@ from sparkplane.model.halfmade import (
     owned_by,
 )
 from sparkplane.model.ttl import TtlDecision, plan_cleanup
+from sparkplane.settings import Settings
 from sparkplane.vocab import DRIVER_SELECTOR
 
 Obj = dict[str, Any]
@@ -53,9 +54,11 @@ def collect_garbage(
     dry_run: bool = False,
     now: datetime | None = None,
     grace: timedelta = DEFAULT_GRACE,
+    settings: Settings,
 ) -> list[TtlDecision]:
     """Plan (and unless ``dry_run`` carry out) the deletion of expired finished drivers and of
-    half-made ones older than ``grace``. ``namespace=None`` skips protected namespaces."""
+    half-made ones older than ``grace``, archiving each driver's logs where ``settings`` say
+    first. ``namespace=None`` skips protected namespaces."""
     when = now or datetime.now(UTC)
     pods = [
         p
@@ -72,13 +75,13 @@ def collect_garbage(
     if not dry_run:
         for d in decisions:
             if d.delete:
-                archive_driver(kube, d.namespace, d.name, "expired (gc)")
+                archive_driver(kube, d.namespace, d.name, "expired (gc)", settings=settings)
                 try:
                     kube.delete("v1", "Pod", d.name, d.namespace, propagation="Background")
                 except NotFoundError:
                     pass
         scope = None if namespace is None else [namespace]  # archived logs (and event logs)
-        prune_archive(when, kube=kube, namespaces=scope)  # past their retention
+        prune_archive(when, settings=settings, kube=kube, namespaces=scope)  # past their retention
     return decisions
 
 

@@ -21,6 +21,7 @@ from sparkplane.history import server_kube as history_kube
 from sparkplane.history.logs import archived_meta
 from sparkplane.kube import Kube
 from sparkplane.model.phase import is_finished
+from sparkplane.settings import Settings
 from sparkplane.usecases.query import get_app
 from sparkplane.usecases.ui import UiAddress
 from sparkplane.version import SPARK_IMAGE
@@ -140,21 +141,23 @@ def address(
     return UiAddress(url=None, pod=pod, port=history.PORT, via="history", path=path)
 
 
-def page_of_finished(kube: Kube, namespace: str, name: str) -> UiAddress | None:
+def page_of_finished(kube: Kube, namespace: str, name: str, settings: Settings) -> UiAddress | None:
     """For ``ui``: a finished (or deleted) app's page in the History Server; None when the app
     still runs (its own UI serves it) or its driver pod is still there to serve it."""
     deleted: AppNotFoundError | None = None
     try:
         current = get_app(kube, name, namespace)
     except AppNotFoundError as exc:
-        meta = archived_meta(namespace, name, kube=kube)
+        meta = archived_meta(namespace, name, settings=settings, kube=kube)
         if meta is None:
             raise
         deleted, app_id = exc, meta.app_id
     else:
         if not is_finished(current.state):
             return None
-        kept = None if current.app_id else archived_meta(namespace, name, kube=kube)
+        kept = (
+            None if current.app_id else archived_meta(namespace, name, settings=settings, kube=kube)
+        )
         app_id = current.app_id or (kept.app_id if kept else None)  # released: only archived
     pod = history_kube.server_pod(kube, namespace)
     if (not app_id or pod is None) and deleted is None:

@@ -11,6 +11,7 @@ from sparkplane.errors import ForbiddenError, NotFoundError, TimeoutExpired
 from sparkplane.history.logs import archive_app
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App
+from sparkplane.settings import Settings
 
 Obj = dict[str, Any]
 OWNED_KINDS = (
@@ -61,13 +62,14 @@ def kill(
     timeout: float = 120.0,
     grace_period_seconds: int | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    settings: Settings,
 ) -> list[str]:
     """Delete ``app``'s owner (driver pod or custom resource); returns objects left (``[]``)."""
     owner = app.owner
     meta = owner.get("metadata", {})
     uid = meta.get("uid", "")
     kind = app.owner_kind
-    archive_app(kube, app, "killed")  # keep its logs first (best effort)
+    archive_app(kube, app, "killed", settings=settings)  # keep its logs first (best effort)
     try:
         kube.delete(
             kind.api_version,

@@ -15,16 +15,15 @@ first two. If the submission fails after the upload, or meets an earlier submiss
 same id, the bundle is deleted on the server (``DELETE``, authorised by its secret); if even
 that fails the error says so: a never-downloaded bundle expires server-side
 (``--unused-expiry``). The rendering itself stays pure (:mod:`sparkplane.render.steps.staging`).
-The staging client's coroutines run on sparkplane's background loop
-(:mod:`sparkplane.usecases.runtime`), never through ``asyncio.run``, so a submit works inside a
-running event loop (a notebook cell).
+The staging client is synchronous like the rest of the submit (it blocks this thread for the
+transfer, no event loop), so a submit works the same from a script, a worker thread or a
+notebook cell.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,16 +42,16 @@ from sparkplane.render.steps.staging import (
     secret_name,
 )
 from sparkplane.render.steps.staging_deps import Dependency, Kind, check_names, dependencies
+from sparkplane.settings import STAGING_TOKEN_ENV
 from sparkplane.spec import AppIds, SparkApp, mapped_conf, validate
 from sparkplane.staging.bundle import pack_bundle_measured
-from sparkplane.staging.client import StagedResource, delete_bundle_async, upload_bundle_async
+from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
-from sparkplane.usecases.runtime import run_coroutine
 
 Obj = dict[str, Any]
 OWNER_LABEL = "spark-app-selector"
-TOKEN_ENV = "SPARKPLANE_STAGING_TOKEN"
+TOKEN_ENV = STAGING_TOKEN_ENV  # the variable Settings.staging_token comes from
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,8 @@ class StagingOptions:
     """The URL pods download from, when it differs from ``server`` (e.g. the Service DNS
     name, while this submitter uploads through an Ingress or a port-forward)."""
     token: str | None = None
-    """The upload credential; default ``$SPARKPLANE_STAGING_TOKEN``, else the kubeconfig
+    """The upload credential (``Settings.staging_token``: ``$SPARKPLANE_STAGING_TOKEN``), else
+    the kubeconfig
     identity's bearer token."""
 
 
@@ -95,10 +95,8 @@ class StagedUpload:
             return ""
         rid = self.resource.resource_id
         try:
-            run_coroutine(
-                delete_bundle_async(
-                    self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
-                )
+            delete_bundle(
+                self.options.server, rid, self.resource.secret, ca_file=self.options.ca_file
             )
         except SparkplaneError as exc:
             return (
@@ -126,7 +124,7 @@ def bearer_token(kube: Kube | None) -> str | None:
 
 
 def _upload_token(options: StagingOptions, kube: Kube | None) -> str | None:
-    return options.token or os.environ.get(TOKEN_ENV, "").strip() or bearer_token(kube)
+    return options.token or bearer_token(kube)
 
 
 def local_files(app: SparkApp, base_dir: Path | None = None) -> dict[str, Path]:
@@ -192,10 +190,8 @@ def stage(
         _, unpacked = pack_bundle_measured(files, bundle)
         token = _upload_token(options, kube)
         try:
-            resource = run_coroutine(
-                upload_bundle_async(
-                    options.server, bundle, owner, ca_file=options.ca_file, token=token
-                )
+            resource = upload_bundle(
+                options.server, bundle, owner, ca_file=options.ca_file, token=token
             )
         except StagingClientError as exc:
             if exc.status != 401 or token:
@@ -218,19 +214,24 @@ def stage(
 
 @contextlib.contextmanager
 def staged_submission(
-    app: SparkApp, ids: AppIds, options: StagingOptions | None, kube: Kube | None = None
+    app: SparkApp,
+    ids: AppIds,
+    options: StagingOptions | None,
+    kube: Kube | None = None,
+    *,
+    token: str | None = None,
 ) -> Iterator[StagedUpload]:
     """Stage ``app`` for the block; if the block fails, delete the bundle and say so.
 
     Without ``options``, a ``spark.kubernetes.sparkplane.staging.server`` in the spec's
-    sparkConf is used the same way. ``kube`` is the submitting gateway: its bearer token
-    authorises the upload unless a token is given (:func:`bearer_token`)."""
+    sparkConf is used the same way, with ``token``. ``kube`` is the submitting gateway: its
+    bearer token authorises the upload unless a token is given (:func:`bearer_token`)."""
     if options is None:
         server = mapped_conf(app).get(STAGING_SERVER)
         if not server:
             yield StagedUpload(app)
             return
-        options = StagingOptions(server)
+        options = StagingOptions(server, token=token)
     staged = stage(app, ids, options, kube)
     try:
         yield staged

@@ -15,10 +15,20 @@ from sparkplane_devcluster.node.plan import KUBELET_SYSCTLS, NodePlan
 
 def test_two_indexes_get_apart_names_and_subnets(tmp_path: Path) -> None:
     demo, tests = NodePlan(145, tmp_path / "a"), NodePlan(245, tmp_path / "b")
-    for attr in ("host_veth", "host_ip", "node_ip", "pod_cidr", "cgroup_root"):
+    for attr in ("host_veth", "host_ip", "node_ip", "pod_cidr", "cgroup_root", "bridge_mac"):
         assert getattr(demo, attr) != getattr(tests, attr)
     assert len(demo.host_veth) <= 15  # Linux interface names
     assert demo.node_ip.rsplit(".", 1)[0] == demo.host_ip.rsplit(".", 1)[0]
+
+
+def test_the_pods_bridge_has_its_own_fixed_mac(tmp_path: Path) -> None:
+    """Locally administered unicast (bit 1 of the first octet set, bit 0 clear), one per index:
+    a bridge whose MAC followed its ports dropped pods' DNS packets after pod churn."""
+    macs = {NodePlan(i, tmp_path / str(i)).bridge_mac for i in (1, 145, 254)}
+    assert len(macs) == 3
+    for mac in macs:
+        first = int(mac.split(":")[0], 16)
+        assert first & 0b10 and not first & 0b01 and len(mac.split(":")) == 6
 
 
 def test_kubelet_config_is_authenticated_and_private(tmp_path: Path) -> None:

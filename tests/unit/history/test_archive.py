@@ -12,6 +12,7 @@ from sparkplane.history import archive as layout
 from sparkplane.history.archive import ArchiveMeta
 from sparkplane.history.logs import live_or_archived, prune, read_archived
 from sparkplane.history.stores import FsStore, open_store
+from sparkplane.settings import Settings
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -81,12 +82,12 @@ def test_fs_store_put_get_keys_delete(tmp_path: Path) -> None:
     assert not (tmp_path / "jobs").exists()  # the emptied namespace folder goes too
 
 
-def test_open_store_location_and_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "off")
-    assert open_store() is None
-    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", str(tmp_path))
-    store = open_store()
+def test_open_store_location_and_off(tmp_path: Path) -> None:
+    assert open_store(Settings.load({"SPARKPLANE_LOG_ARCHIVE": "off"})) is None
+    store = open_store(Settings.load({"SPARKPLANE_LOG_ARCHIVE": str(tmp_path)}))
     assert isinstance(store, FsStore) and store.root == tmp_path
+    cached = open_store(Settings.load({"SPARKPLANE_CACHE_DIR": str(tmp_path / "c")}))
+    assert isinstance(cached, FsStore) and cached.root == tmp_path / "c" / "log-archive"
 
 
 def _archived(store: FsStore, meta: ArchiveMeta, text: str) -> None:
@@ -94,24 +95,25 @@ def _archived(store: FsStore, meta: ArchiveMeta, text: str) -> None:
     store.put(layout.meta_key(meta.namespace, meta.app), meta.to_json())
 
 
-def test_reading_back_falls_to_the_archive_only_when_the_pod_is_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", str(tmp_path))
+def test_reading_back_falls_to_the_archive_only_when_the_pod_is_gone(tmp_path: Path) -> None:
+    settings = Settings(log_archive=str(tmp_path))
     store = FsStore(tmp_path)
     _archived(store, _meta(), "one\ntwo\nPi is roughly 3.14\n")
-    found = read_archived("jobs", "pi", tail=1, store=store)
+    found = read_archived("jobs", "pi", tail=1, settings=Settings(), store=store)
     assert found is not None and found[1] == ["Pi is roughly 3.14"]
 
     def gone() -> list[str]:
         raise AppNotFoundError("the driver pod is gone")
 
     notices: list[str] = []
-    lines = list(live_or_archived(gone, "jobs", "pi", None, notice=notices.append))
+    lines = list(
+        live_or_archived(gone, "jobs", "pi", None, notice=notices.append, settings=settings)
+    )
     assert lines[-1] == "Pi is roughly 3.14" and "from the archive" in notices[0]
-    assert list(live_or_archived(lambda: iter(["live"]), "jobs", "pi", None)) == ["live"]
+    live = live_or_archived(lambda: iter(["live"]), "jobs", "pi", None, settings=settings)
+    assert list(live) == ["live"]
     with pytest.raises(AppNotFoundError, match="gone"):
-        list(live_or_archived(gone, "jobs", "other", None))
+        list(live_or_archived(gone, "jobs", "other", None, settings=settings))
 
 
 def test_prune_drops_only_expired_apps(tmp_path: Path) -> None:
@@ -119,7 +121,7 @@ def test_prune_drops_only_expired_apps(tmp_path: Path) -> None:
     _archived(store, _meta("old", ago=timedelta(hours=2)), "x\n")
     _archived(store, _meta("new", ago=timedelta(seconds=1)), "y\n")
     store.put("jobs/broken/meta.json", b"not json")
-    dropped = prune(NOW, store, event_log_root=None)
+    dropped = prune(NOW, settings=Settings(), store=store, event_log_root=None)
     assert [m.app for m in dropped] == ["old"]
     assert store.get("jobs/new/driver.log") == b"y\n"
     assert store.get("jobs/broken/meta.json") == b"not json"  # never delete on a guess

@@ -17,6 +17,7 @@ from sparkplane.history.archive import ArchiveMeta
 from sparkplane.history.logs import prune
 from sparkplane.history.server import EventLogStore
 from sparkplane.history.stores import FsStore
+from sparkplane.settings import Settings
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -44,7 +45,7 @@ def test_a_meta_json_naming_another_namespace_is_skipped(tmp_path: Path) -> None
     _put(store, ("victim", "pi"), _meta("victim", "pi"))
     _put(store, ("tenant", "forged"), _meta("victim", "pi"))  # forged: names the victim
     _put(store, ("tenant", "own"), _meta("tenant", "own"))
-    dropped = prune(NOW, store, event_log_root=None)
+    dropped = prune(NOW, settings=Settings(), store=store, event_log_root=None)
     # the victim's own expired archive goes (it is its own), the forged one is skipped
     assert sorted((m.namespace, m.app) for m in dropped) == [("tenant", "own"), ("victim", "pi")]
     assert store.get("tenant/forged/meta.json") is not None
@@ -62,7 +63,7 @@ def test_forged_archive_alone_never_deletes_the_victims(tmp_path: Path) -> None:
     )
     _put(store, ("victim", "pi"), fresh)  # not expired
     _put(store, ("tenant", "x"), _meta("victim", "pi"))  # expired, names the victim
-    assert prune(NOW, store, event_log_root=None) == []
+    assert prune(NOW, settings=Settings(), store=store, event_log_root=None) == []
     assert store.get("victim/pi/driver.log") == b"log\n"
 
 
@@ -121,19 +122,19 @@ def test_prune_removes_event_logs_under_the_configured_root_and_the_archives_nam
         (root / ns / "spark-7").write_text("log")
     store = FsStore(tmp_path / "archive")
     _put(store, ("tenant", "app"), _meta("tenant", "app", app_id="spark-7"))
-    prune(NOW, store, event_log_root=root)
+    prune(NOW, settings=Settings(), store=store, event_log_root=root)
     assert not (root / "tenant" / "spark-7").exists()
     assert (root / "victim" / "spark-7").exists()
 
 
-def test_configured_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(history_files.ENV, raising=False)
-    assert history_files.configured_root() == Path(history.DEFAULT_ROOT)
-    monkeypatch.setenv(history_files.ENV, "off")
-    assert history_files.configured_root() is None
-    monkeypatch.setenv(history_files.ENV, "relative/dir")
-    assert history_files.configured_root() is None
-    assert history_files.configured_root("/srv/events") == Path("/srv/events")
+def test_configured_root() -> None:
+    def root(env: dict[str, str]) -> Path | None:
+        return history_files.configured_root(Settings.load(env).event_log_root)
+
+    assert root({}) == Path(history.DEFAULT_ROOT)
+    assert root({"SPARKPLANE_EVENT_LOG_ROOT": "off"}) is None
+    assert root({"SPARKPLANE_EVENT_LOG_ROOT": "relative/dir"}) is None
+    assert root({"SPARKPLANE_EVENT_LOG_ROOT": "/srv/events"}) == Path("/srv/events")
 
 
 def test_each_namespace_has_its_own_store_by_default() -> None:

@@ -190,3 +190,54 @@ class _Zeros(io.RawIOBase):
 def test_not_a_tar(tmp_path: Path) -> None:
     with pytest.raises(StagingError, match="not a readable tar"):
         unpack_bundle(io.BytesIO(b"definitely not a tarball" * 100), tmp_path)
+
+
+def _dir(name: str) -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode = tarfile.DIRTYPE, 0o755
+    return info, None
+
+
+HARD_LINKS: dict[str, tuple[list[Member], str]] = {
+    "not yet unpacked": ([_file("a"), _link("h", "later", tarfile.LNKTYPE), _file("later")], "h"),
+    "a directory": ([_dir("d"), _link("h", "d", tarfile.LNKTYPE)], "h"),
+    "itself": ([_file("h"), _link("h", "h", tarfile.LNKTYPE)], "h"),
+    "a symlink": ([_file("a"), _link("s", "a"), _link("h", "s", tarfile.LNKTYPE)], "h"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HARD_LINKS))
+def test_hard_links_name_a_file_earlier_in_the_bundle(tmp_path: Path, case: str) -> None:
+    members, bad_member = HARD_LINKS[case]
+    with pytest.raises(UnsafeArchiveError, match="not a file earlier in the bundle") as info:
+        unpack_bundle(_tar(*members), tmp_path / "d")
+    assert info.value.member == bad_member
+
+
+def test_a_member_replaces_a_link_at_its_path_instead_of_writing_through_it(
+    tmp_path: Path,
+) -> None:
+    archive = _tar(
+        _file("lib/a.jar", b"A"),
+        _link("current.jar", "lib/a.jar"),
+        _file("current.jar", b"C"),
+        _link("copy.jar", "lib/a.jar", tarfile.LNKTYPE),
+        _file("copy.jar", b"D"),
+    )
+    dest = tmp_path / "dest"
+    unpack_bundle(archive, dest)
+    assert (dest / "lib" / "a.jar").read_bytes() == b"A"
+    assert not (dest / "current.jar").is_symlink()
+    assert (dest / "current.jar").read_bytes() == b"C"
+    assert (dest / "copy.jar").read_bytes() == b"D"
+
+
+def test_modes_and_owners_come_from_the_data_filter(tmp_path: Path) -> None:
+    setuid, private = tarfile.TarInfo("run.sh"), tarfile.TarInfo("notes")
+    setuid.mode, private.mode = 0o6777, 0o400
+    setuid.uid = private.uid = 4242
+    dest = tmp_path / "dest"
+    unpack_bundle(_tar((setuid, b"#!/bin/sh\n"), (private, b"n")), dest)
+    assert (dest / "run.sh").stat().st_mode & 0o7777 == 0o755
+    assert (dest / "notes").stat().st_mode & 0o7777 == 0o600
+    assert (dest / "run.sh").stat().st_uid == os.getuid()

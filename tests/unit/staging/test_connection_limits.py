@@ -17,11 +17,13 @@ from pathlib import Path
 import aiohttp
 
 from sparkplane.staging.bundle import pack_bundle
-from sparkplane.staging.client import fetch_async, upload_bundle_async
+from sparkplane.staging.client import fetch, upload_bundle
 from sparkplane.staging.owner import ResourceOwner
+from sparkplane.staging.server import create_app
 from sparkplane.staging.settings import StagingSettings
+from tests.staging_server import served
 
-from .conftest import TOKEN, serve_app, with_
+from .conftest import TOKEN, with_
 
 OWNER = ResourceOwner("jobs", {"spark-app-selector": "spark-1"})
 IDLE = 300
@@ -74,32 +76,28 @@ def test_idle_connections_do_not_stall_health_checks_or_uploads(
     bundle = tmp_path / "b.tar.gz"
     pack_bundle({"app.jar": tmp_path / "app.jar"}, bundle)
 
-    async def scenario() -> None:
-        async with serve_app(settings) as url:
-            port = int(url.rsplit(":", 1)[1])
-            held = await asyncio.to_thread(_open_idle_connections, port)  # the loop accepts
-            assert len(held) > 500
-            await asyncio.sleep(0.5)
-            started = time.monotonic()
-            async with (
-                aiohttp.ClientSession() as s,
-                s.get(url + "/healthz", timeout=aiohttp.ClientTimeout(total=10)) as r,
-            ):
-                assert r.status == 200
-            staged = await asyncio.wait_for(
-                upload_bundle_async(url, bundle, OWNER, token=TOKEN), timeout=10
-            )
-            names = await asyncio.wait_for(
-                fetch_async(url, staged.resource_id, staged.secret, tmp_path / "out"), timeout=10
-            )
-            assert names == ["app.jar"]
-            assert time.monotonic() - started < 10  # generous: it takes milliseconds
-            # the idle ones are closed by the server (cap and idle timeout), not kept
-            await asyncio.sleep(settings.idle_timeout_seconds + 1.5)
-            closed = sum(_closed_by_server(sock) for sock in held)
-            assert closed == len(held)
+    async def health(url: str) -> int:
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(url + "/healthz", timeout=aiohttp.ClientTimeout(total=10)) as r,
+        ):
+            return r.status
 
-    asyncio.run(scenario())
+    with served(create_app(settings)) as url:  # the server's loop accepts on its own thread
+        port = int(url.rsplit(":", 1)[1])
+        held = _open_idle_connections(port)
+        assert len(held) > 500
+        time.sleep(0.5)
+        started = time.monotonic()
+        assert asyncio.run(health(url)) == 200
+        staged = upload_bundle(url, bundle, OWNER, token=TOKEN)
+        names = fetch(url, staged.resource_id, staged.secret, tmp_path / "out")
+        assert names == ["app.jar"]
+        assert time.monotonic() - started < 10  # generous: it takes milliseconds
+        # the idle ones are closed by the server (cap and idle timeout), not kept
+        time.sleep(settings.idle_timeout_seconds + 1.5)
+        closed = sum(_closed_by_server(sock) for sock in held)
+        assert closed == len(held)
 
 
 def test_serve_binds_loopback_by_default_and_says_so(tmp_path: Path) -> None:
@@ -107,7 +105,7 @@ def test_serve_binds_loopback_by_default_and_says_so(tmp_path: Path) -> None:
     secrets = tmp_path / "secrets"
     secrets.write_text(f"tests:{TOKEN}\n")
     args = [
-        *(sys.executable, "-m", "sparkplane.staging.cli", "serve", "--port", "0"),
+        *(sys.executable, "-m", "sparkplane.cli", "staging", "serve", "--port", "0"),
         *("--storage-dir", str(tmp_path / "b"), "--db-path", str(tmp_path / "m.sqlite3")),
         *("--upload-secret-file", str(secrets)),
     ]

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.bundle import pack_bundle
 from sparkplane.staging.client import delete_bundle, fetch, upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.kube_owner import label_selector
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.settings import StagingSettings
+from tests.staging_server import serve_in_background
 
 from .conftest import TOKEN
 

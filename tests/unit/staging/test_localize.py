@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
-from sparkplane.staging.client import localize_uris_async
+from sparkplane.staging.client import localize_uris
 from sparkplane.staging.errors import StagingClientError, StagingError
-
-from .conftest import running
+from tests.staging_server import serving_app
 
 
 def test_http_uris_are_downloaded_and_local_ones_kept(tmp_path: Path) -> None:
@@ -23,21 +21,18 @@ def test_http_uris_are_downloaded_and_local_ones_kept(tmp_path: Path) -> None:
     app.router.add_static("/files", served)
     dest = tmp_path / "dest"
 
-    async def scenario() -> None:
-        async with running(app) as url:
-            result = await localize_uris_async(
-                [f"{url}/files/lib.jar", f"{url}/files/data.zip#data", "local:///opt/spark/x.jar"],
-                dest,
-            )
-            assert result == {
-                f"{url}/files/lib.jar": dest / "lib.jar",
-                f"{url}/files/data.zip#data": dest / "data",
-                "local:///opt/spark/x.jar": Path("/opt/spark/x.jar"),
-            }
-            with pytest.raises(StagingClientError, match="404"):
-                await localize_uris_async([f"{url}/files/missing.jar"], dest)
-
-    asyncio.run(scenario())
+    with serving_app(app) as url:
+        result = localize_uris(
+            [f"{url}/files/lib.jar", f"{url}/files/data.zip#data", "local:///opt/spark/x.jar"],
+            dest,
+        )
+        assert result == {
+            f"{url}/files/lib.jar": dest / "lib.jar",
+            f"{url}/files/data.zip#data": dest / "data",
+            "local:///opt/spark/x.jar": Path("/opt/spark/x.jar"),
+        }
+        with pytest.raises(StagingClientError, match="404"):
+            localize_uris([f"{url}/files/missing.jar"], dest)
     assert (dest / "lib.jar").read_bytes() == b"JAR" * 1000
     assert (dest / "data").read_bytes() == b"ZIP"
     assert sorted(p.name for p in dest.iterdir()) == ["data", "lib.jar"]  # no .part left
@@ -54,4 +49,4 @@ def test_http_uris_are_downloaded_and_local_ones_kept(tmp_path: Path) -> None:
 )
 def test_unsupported_or_ambiguous_uris(tmp_path: Path, uris: list[str], match: str) -> None:
     with pytest.raises(StagingError, match=match):
-        asyncio.run(localize_uris_async(uris, tmp_path))
+        localize_uris(uris, tmp_path)

@@ -13,11 +13,12 @@ import aiohttp
 import pytest
 
 from sparkplane.staging.bundle import pack_bundle
-from sparkplane.staging.client import fetch_async, upload_bundle_async
+from sparkplane.staging.client import fetch, upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import DB, STORE, create_app
 from sparkplane.staging.settings import StagingSettings
+from tests.staging_server import served
 
 from .conftest import AUTH, TOKEN, running, serve_app, with_
 
@@ -62,16 +63,13 @@ def test_bundle_round_trip_with_client(settings: StagingSettings, tmp_path: Path
     bundle = tmp_path / "bundle.tgz"
     pack_bundle({"jars/app.jar": tmp_path / "app.jar", "py/dep.py": tmp_path / "dep.py"}, bundle)
 
-    async def scenario() -> None:
-        async with serve_app(settings) as url:
-            rid, secret = await upload_bundle_async(url, bundle, OWNER, token=TOKEN)
-            names = await fetch_async(url, rid, secret, tmp_path / "out")
-            assert sorted(names) == ["jars/app.jar", "py/dep.py"]
-            status, body, _ = await get(url, "0" * 32, "x")
-            assert status == 404
-            assert body["error"] == "not_found"
-
-    run(scenario())
+    with served(create_app(settings)) as url:
+        rid, secret = upload_bundle(url, bundle, OWNER, token=TOKEN)
+        names = fetch(url, rid, secret, tmp_path / "out")
+        assert sorted(names) == ["jars/app.jar", "py/dep.py"]
+        status, body, _ = run(get(url, "0" * 32, "x"))
+        assert status == 404
+        assert body["error"] == "not_found"
     assert (tmp_path / "out/jars/app.jar").read_bytes() == (tmp_path / "app.jar").read_bytes()
     assert [p.name for p in (tmp_path / "out").iterdir()] != []
     assert not any(p.name.startswith(".sparkplane-bundle") for p in (tmp_path / "out").iterdir())
@@ -269,13 +267,10 @@ def test_client_reports_server_errors(settings: StagingSettings, tmp_path: Path)
     big = tmp_path / "big"
     big.write_bytes(b"x" * 30_000_000)  # far beyond socket buffers: refused before the body
 
-    async def scenario() -> None:
-        async with serve_app(with_(settings, max_bundle_bytes=1000)) as url:
-            with pytest.raises(StagingClientError) as info:
-                await upload_bundle_async(url, big, OWNER, token=TOKEN)
-            assert (info.value.status, info.value.code) == (413, "too_large")
-            with pytest.raises(StagingClientError) as info:
-                await fetch_async(url, "0" * 32, "secret", tmp_path / "out")
-            assert info.value.status == 404
-
-    run(scenario())
+    with served(create_app(with_(settings, max_bundle_bytes=1000))) as url:
+        with pytest.raises(StagingClientError) as info:
+            upload_bundle(url, big, OWNER, token=TOKEN)
+        assert (info.value.status, info.value.code) == (413, "too_large")
+        with pytest.raises(StagingClientError) as info:
+            fetch(url, "0" * 32, "secret", tmp_path / "out")
+        assert info.value.status == 404

@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import ipaddress
 from pathlib import Path
 
 import pytest
-import typer
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from typer.testing import CliRunner
 
+from sparkplane.cli.staging import fetch_app
 from sparkplane.staging.bundle import pack_bundle
-from sparkplane.staging.cli import fetch_command
-from sparkplane.staging.client import upload_bundle_async
+from sparkplane.staging.client import upload_bundle
 from sparkplane.staging.errors import StagingClientError, StagingError
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.server import create_app
 from sparkplane.staging.settings import StagingSettings
+from tests.staging_server import served, serving_app
 
-from .conftest import TOKEN, running, serve_app, with_
+from .conftest import TOKEN, with_
 
 OWNER = ResourceOwner("ns", {"app": "a"})
 
@@ -68,32 +67,26 @@ def test_tls_round_trip_and_untrusted_certificate(
     bundle = tmp_path / "b.tgz"
     pack_bundle({"f.txt": tmp_path / "f.txt"}, bundle)
 
-    async def scenario() -> None:
-        async with running(create_app(settings), ssl=settings.ssl_context()) as url:
-            assert url.startswith("https://")
-            with pytest.raises(StagingClientError):
-                await upload_bundle_async(
-                    url, bundle, OWNER, token=TOKEN
-                )  # self-signed, not trusted
-            staged = await upload_bundle_async(url, bundle, OWNER, ca_file=cert, token=TOKEN)
-            result = await asyncio.to_thread(
-                CliRunner().invoke,
-                _fetch_app(),
-                [
-                    "--server",
-                    url,
-                    "--resource-id",
-                    staged.resource_id,
-                    "--ca-file",
-                    str(cert),
-                    "--dest",
-                    str(tmp_path / "out"),
-                ],
-                env={"SPARKPLANE_STAGING_SECRET": staged.secret},
-            )
-            assert result.exit_code == 0, result.output
-
-    asyncio.run(scenario())
+    with serving_app(create_app(settings), ssl=settings.ssl_context()) as url:
+        assert url.startswith("https://")
+        with pytest.raises(StagingClientError):
+            upload_bundle(url, bundle, OWNER, token=TOKEN)  # self-signed, not trusted
+        staged = upload_bundle(url, bundle, OWNER, ca_file=cert, token=TOKEN)
+        result = CliRunner().invoke(
+            fetch_app,
+            [
+                "--server",
+                url,
+                "--resource-id",
+                staged.resource_id,
+                "--ca-file",
+                str(cert),
+                "--dest",
+                str(tmp_path / "out"),
+            ],
+            env={"SPARKPLANE_STAGING_SECRET": staged.secret},
+        )
+        assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "f.txt").read_text() == "secure"
 
 
@@ -102,12 +95,6 @@ def test_tls_needs_cert_and_key(settings: StagingSettings, tmp_path: Path) -> No
         with_(settings, tls_cert=tmp_path / "c").ssl_context()
     with pytest.raises(StagingError, match="cannot load"):
         with_(settings, tls_cert=tmp_path / "c", tls_key=tmp_path / "k").ssl_context()
-
-
-def _fetch_app() -> typer.Typer:
-    app = typer.Typer()
-    app.command()(fetch_command)
-    return app
 
 
 def test_fetch_command_wrong_secret_fails_with_message(
@@ -119,26 +106,22 @@ def test_fetch_command_wrong_secret_fails_with_message(
     secret_file = tmp_path / "secret"
     secret_file.write_text("wrong\n")
 
-    async def scenario() -> None:
-        async with serve_app(settings) as url:
-            staged = await upload_bundle_async(url, bundle, OWNER, token=TOKEN)
-            result = await asyncio.to_thread(
-                CliRunner().invoke,
-                _fetch_app(),
-                [
-                    "--server",
-                    url,
-                    "--resource-id",
-                    staged.resource_id,
-                    "--secret-file",
-                    str(secret_file),
-                    "--dest",
-                    str(tmp_path / "out"),
-                ],
-            )
-            assert result.exit_code != 0
-            assert "403" in result.output
-            assert "wrong secret" in result.output
-
-    asyncio.run(scenario())
+    with served(create_app(settings)) as url:
+        staged = upload_bundle(url, bundle, OWNER, token=TOKEN)
+        result = CliRunner().invoke(
+            fetch_app,
+            [
+                "--server",
+                url,
+                "--resource-id",
+                staged.resource_id,
+                "--secret-file",
+                str(secret_file),
+                "--dest",
+                str(tmp_path / "out"),
+            ],
+        )
+        assert result.exit_code != 0
+        assert "403" in result.output
+        assert "wrong secret" in result.output
     assert not (tmp_path / "out" / "f").exists()

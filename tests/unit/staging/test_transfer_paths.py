@@ -7,24 +7,21 @@ import contextlib
 import hashlib
 import os
 import socket
-import time
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
 
-from sparkplane.staging.client import (
-    _download,
-    download_bundle_async,
-    localize_uris_async,
-    upload_bundle_async,
-)
+from sparkplane.staging.client import _download, download_bundle, localize_uris, upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
+from sparkplane.staging.process import staging_server
 from sparkplane.staging.server import DB, STORE, create_app
 from sparkplane.staging.settings import StagingSettings
+from tests.staging_server import loop_thread, serving_app
 
 from .conftest import AUTH, TOKEN, running, with_
 
@@ -44,26 +41,26 @@ def test_large_upload_is_spliced_and_round_trips(settings: StagingSettings, tmp_
     source.write_bytes(data)
     app = create_app(settings)
 
-    async def scenario() -> None:
-        async with running(app) as url:
-            rid, secret = await upload_bundle_async(url, source, OWNER, token=TOKEN)
-            assert stored_bytes(app, rid) == data
-            assert app[DB].get(rid) is not None
-            await download_bundle_async(url, rid, secret, tmp_path / "back.bin")
-            # one aiohttp session: the spliced upload closes its connection, the next
-            # request simply opens another
-            async with aiohttp.ClientSession() as session:
-                for _ in range(2):
-                    async with session.post(
-                        url + RESOURCES,
-                        data=data[:3_000_000],
-                        headers={**OWNER.to_headers(), **AUTH},
-                    ) as r:
-                        assert r.status == 201
-                        body = await r.json()
-                    assert stored_bytes(app, body["resourceId"]) == data[:3_000_000]
+    async def two_posts(url: str) -> None:
+        # one aiohttp session: the spliced upload closes its connection, the next
+        # request simply opens another
+        async with aiohttp.ClientSession() as session:
+            for _ in range(2):
+                async with session.post(
+                    url + RESOURCES,
+                    data=data[:3_000_000],
+                    headers={**OWNER.to_headers(), **AUTH},
+                ) as r:
+                    assert r.status == 201
+                    body = await r.json()
+                assert stored_bytes(app, body["resourceId"]) == data[:3_000_000]
 
-    asyncio.run(scenario())
+    with serving_app(app) as url:
+        rid, secret = upload_bundle(url, source, OWNER, token=TOKEN)
+        assert stored_bytes(app, rid) == data
+        assert app[DB].get(rid) is not None
+        download_bundle(url, rid, secret, tmp_path / "back.bin")
+        asyncio.run(two_posts(url))
     assert hashlib.sha256((tmp_path / "back.bin").read_bytes()).digest() == (
         hashlib.sha256(data).digest()
     )
@@ -113,44 +110,39 @@ def test_download_follows_redirects_and_decodes_chunked_bodies(tmp_path: Path) -
     app.router.add_get("/chunked", chunked)
     app.router.add_get("/hop", hop)
 
-    async def scenario() -> None:
-        async with running(app) as url:
-            await _download(f"{url}/hop", tmp_path / "out", headers={"Authorization": "Bearer s"})
-
-    asyncio.run(scenario())
+    with serving_app(app) as url:
+        _download(f"{url}/hop", tmp_path / "out", headers={"Authorization": "Bearer s"})
     assert (tmp_path / "out").read_bytes() == payload
     assert seen_auth == ["Bearer s", "Bearer s"]  # same origin: the credentials follow
 
 
-@contextlib.asynccontextmanager
-async def raw_server(answer: bytes, *, read: bool = True) -> AsyncIterator[str]:
-    """A TCP server that sends ``answer`` and closes (or, with read=False, never reads)."""
+@contextlib.contextmanager
+def raw_server(answer: bytes) -> Iterator[str]:
+    """A TCP server (on a thread) that reads a request's headers, sends ``answer`` and closes."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if not read:
-            await asyncio.sleep(30)
         await reader.readuntil(b"\r\n\r\n")
         writer.write(answer)
         await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.close()
+    with loop_thread() as runner:
+        server = runner.run(asyncio.start_server(handle, "127.0.0.1", 0))
+        port = server.sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.close()
 
 
 def test_a_body_cut_short_is_an_error_and_leaves_no_part(tmp_path: Path) -> None:
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 5000000\r\n\r\n" + b"x" * 70_000
 
-    async def scenario() -> None:
-        async with raw_server(answer) as url:
-            with pytest.raises(StagingClientError, match=r"download of .* failed"):
-                await _download(f"{url}/f", tmp_path / "out", retries=0)
-
-    asyncio.run(scenario())
+    with (
+        raw_server(answer) as url,
+        pytest.raises(StagingClientError, match=r"download of .* failed"),
+    ):
+        _download(f"{url}/f", tmp_path / "out", retries=0)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -166,30 +158,34 @@ def test_server_errors_are_retried(tmp_path: Path) -> None:
     app = web.Application()
     app.router.add_get("/lib.jar", flaky)
 
-    async def scenario() -> None:
-        async with running(app) as url:
-            await localize_uris_async([f"{url}/lib.jar"], tmp_path)
-
-    asyncio.run(scenario())
+    with serving_app(app) as url:
+        localize_uris([f"{url}/lib.jar"], tmp_path)
     assert (tmp_path / "lib.jar").read_bytes() == b"JAR"
     assert len(calls) == 2
 
 
-def test_cancelling_an_upload_stops_its_thread(tmp_path: Path) -> None:
-    big = tmp_path / "big"
-    big.write_bytes(b"z" * 64_000_000)  # the server never reads: sendfile blocks
+def test_the_client_runs_in_the_calling_thread_even_inside_an_event_loop(tmp_path: Path) -> None:
+    """A synchronous upload from a running loop (a notebook cell, an ``async def`` calling the
+    sync API) works: no ``asyncio.run`` underneath, no background loop, no worker thread. The
+    server is its own process (``sparkplane staging serve``), so every thread here is ours."""
+    (tmp_path / "a.jar").write_bytes(b"A" * 10_000)
+    secrets = tmp_path / "secrets"
+    secrets.write_text(f"tests:{TOKEN}\n")
+    threads: list[str] = []
 
-    async def scenario() -> None:
-        async with raw_server(b"", read=False) as url:
-            task = asyncio.create_task(upload_bundle_async(url, big, OWNER, token=TOKEN))
-            await asyncio.sleep(0.3)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
+    async def cell(url: str) -> tuple[str, str]:
+        before = {t.name for t in threading.enumerate()}
+        staged = upload_bundle(url, tmp_path / "a.jar", OWNER, token=TOKEN)
+        download_bundle(url, *staged, tmp_path / "back")
+        threads.extend(sorted({t.name for t in threading.enumerate()} - before))
+        return staged
 
-    start = time.monotonic()
-    asyncio.run(scenario())  # asyncio.run also waits for the worker thread to finish
-    assert time.monotonic() - start < 10
+    args = ["--port", "0", "--storage-dir", str(tmp_path / "b"), "--no-fsync"]
+    args += ["--db-path", str(tmp_path / "m.sqlite3"), "--upload-secret-file", str(secrets)]
+    with staging_server(*args) as url:
+        asyncio.run(cell(url))
+    assert (tmp_path / "back").read_bytes() == b"A" * 10_000
+    assert threads == []
 
 
 def test_a_body_shorter_than_declared_stores_nothing(settings: StagingSettings) -> None:

@@ -241,13 +241,13 @@ def test_secret_brute_force_on_one_bundle_leaves_the_others_alone(
 def test_serve_reports_a_bad_upload_secret_file_without_a_traceback(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from sparkplane.staging.cli import staging_app
+    from sparkplane.cli.staging import app
 
     bad = tmp_path / "secrets"
     bad.write_text("team:short\n")
     args = ["serve", "--port", "0", "--storage-dir", str(tmp_path / "b")]
     args += ["--db-path", str(tmp_path / "m.sqlite3"), "--upload-secret-file", str(bad)]
-    result = CliRunner().invoke(staging_app, args)
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 10
     assert "line 1: expected 'name:secret[:namespaces]'" in result.output
     assert "Traceback" not in result.output

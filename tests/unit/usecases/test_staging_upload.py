@@ -14,7 +14,6 @@ from sparkplane.render import render
 from sparkplane.render.steps.staging import secret_name
 from sparkplane.spec import AppIds, SparkApp
 from sparkplane.staging.auth import UploadSecret
-from sparkplane.staging.background import serve_in_background
 from sparkplane.staging.client import fetch
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.settings import StagingSettings
@@ -26,6 +25,7 @@ from sparkplane.usecases.stage import (
     staged_submission,
     staging_secret,
 )
+from tests.staging_server import serve_in_background
 
 IDS = AppIds.for_submission("unit-staging", "deps-app")
 
@@ -41,8 +41,7 @@ TOKEN = "lifecycle-upload-secret-0123456789"
 
 
 @pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)  # the upload secret a submitter without a token uses
+def server(tmp_path: Path) -> Iterator[str]:
     settings = StagingSettings(
         host="127.0.0.1",
         port=0,
@@ -86,7 +85,7 @@ def test_stage_uploads_a_bundle_the_init_container_can_fetch(
     server: str, workdir: Path, tmp_path: Path
 ) -> None:
     app = _app(jars="app.jar,lib/dep.jar", files="job.conf")
-    staged = stage(app, IDS, StagingOptions(server, base_dir=workdir))
+    staged = stage(app, IDS, StagingOptions(server, base_dir=workdir, token=TOKEN))
     assert staged.resource is not None
     conf = staged.app.spec.spark_conf
     assert conf["spark.kubernetes.sparkplane.staging.server"] == server
@@ -112,10 +111,7 @@ def test_stage_uploads_a_bundle_the_init_container_can_fetch(
     assert command[command.index("--max-bytes") + 1] == str(unpacked)
 
 
-def test_upload_without_any_credential_says_how_to_get_one(
-    server: str, workdir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(TOKEN_ENV)
+def test_upload_without_any_credential_says_how_to_get_one(server: str, workdir: Path) -> None:
     with pytest.raises(StagingClientError) as info:
         stage(_app(jars="app.jar"), IDS, StagingOptions(server, base_dir=workdir))
     assert info.value.status == 401
@@ -127,7 +123,7 @@ def test_upload_without_any_credential_says_how_to_get_one(
 
 
 def test_nothing_local_uploads_nothing(server: str) -> None:
-    staged = stage(_app(jars="local:///opt/app.jar"), IDS, StagingOptions(server))
+    staged = stage(_app(jars="local:///opt/app.jar"), IDS, StagingOptions(server, token=TOKEN))
     assert staged.resource is None and staged.objects == []
     assert staged.discard() == ""
 
@@ -136,11 +132,11 @@ def test_invalid_spec_is_rejected_before_any_upload(workdir: Path) -> None:
     app = _app(jars="app.jar", image=None)  # no image: invalid
     # an unreachable server proves no upload was attempted
     with pytest.raises(ValidationError, match="no container image"):
-        stage(app, IDS, StagingOptions("http://127.0.0.1:9", base_dir=workdir))
+        stage(app, IDS, StagingOptions("http://127.0.0.1:9", base_dir=workdir, token=TOKEN))
 
 
 def test_failed_submission_deletes_the_bundle(server: str, workdir: Path, tmp_path: Path) -> None:
-    options = StagingOptions(server, base_dir=workdir)
+    options = StagingOptions(server, base_dir=workdir, token=TOKEN)
     uploaded = []
 
     def submit() -> None:
@@ -159,7 +155,7 @@ def test_failed_submission_deletes_the_bundle(server: str, workdir: Path, tmp_pa
 
 
 def test_unreachable_server_on_discard_says_the_bundle_expires(workdir: Path, server: str) -> None:
-    staged = stage(_app(jars="app.jar"), IDS, StagingOptions(server, base_dir=workdir))
+    staged = stage(_app(jars="app.jar"), IDS, StagingOptions(server, base_dir=workdir, token=TOKEN))
     object.__setattr__(staged, "options", StagingOptions("http://127.0.0.1:9"))
     note = staged.discard()
     assert "could not be deleted" in note and "unused expiry" in note
@@ -176,7 +172,7 @@ def test_a_staging_server_in_the_spec_conf_works_like_the_option(
 ) -> None:
     monkeypatch.chdir(workdir)
     conf = {"spark.kubernetes.sparkplane.staging.server": server}
-    with staged_submission(_app(jars="app.jar", sparkConf=conf), IDS, None) as staged:
+    with staged_submission(_app(jars="app.jar", sparkConf=conf), IDS, None, token=TOKEN) as staged:
         assert staged.resource is not None and staged.objects
     with staged_submission(_app(jars="local:///opt/app.jar"), IDS, None) as plain:
         assert plain.resource is None and plain.objects == []

@@ -141,6 +141,7 @@ def setup(plan: NodePlan, holder: int) -> None:
             f"ip addr add {plan.node_ip}/30 dev eth0",
             "ip link set eth0 up",
             "ip link add cni0 type bridge",
+            f"ip link set cni0 address {plan.bridge_mac}",  # fixed: see NodePlan.bridge_mac
             f"ip addr add {plan.bridge_ip}/24 dev cni0",
             "ip link set cni0 up",
             "echo 1 > /proc/sys/net/ipv4/ip_forward",

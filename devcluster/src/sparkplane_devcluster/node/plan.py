@@ -88,6 +88,15 @@ class NodePlan:
         return f"10.218.{self.index}.1"
 
     @property
+    def bridge_mac(self) -> str:
+        """The pods' bridge's own MAC (locally administered, one per node index). Set once, it
+        stays: a Linux bridge without one takes the lowest MAC of its ports, so it changed each
+        time a pod with a lower one came or went, and a pod whose neighbour entry still held the
+        old one had its packets to the gateway (DNS above all) dropped until ARP noticed, 5 to
+        20 seconds (seen as ``UnknownHostException: kubernetes.default.svc`` in drivers)."""
+        return f"02:73:70:00:{self.index >> 8:02x}:{self.index & 0xFF:02x}"
+
+    @property
     def cgroup_root(self) -> str:
         return f"{alloc.CGROUP_PREFIX}{self.index}"
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
+from sparkplane.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,11 @@ class OperatorSettings:
     archive_prune_seconds: float = 600.0
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     pod_policy_allow: tuple[str, ...] = ()
+    #: where the logs of the drivers it deletes are archived and which event-log root its
+    #: pruning may touch (:class:`sparkplane.settings.Settings`: ``SPARKPLANE_LOG_ARCHIVE`` and
+    #: friends); :func:`merge` reads them with the rest, and settings built directly (tests,
+    #: embedding) take this process's environment, as a client does
+    process: Settings = field(default_factory=Settings.load)
 
 
 #: What the operator takes from its environment (the Deployment sets ``POD_NAME`` from the
@@ -147,6 +153,7 @@ def merge(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) ->
     reconcile = ReconcileSettings(
         **{k: values.pop(k) for k in _RECONCILE & values.keys()}, limits=limits
     )
+    values.setdefault("process", Settings.load(environ or {}))
     if "lease_seconds" in values and "renew_seconds" not in values:
         values["renew_seconds"] = min(OperatorSettings.renew_seconds, values["lease_seconds"] / 4)
     return OperatorSettings(**values, reconcile=reconcile)

@@ -44,6 +44,7 @@ from sparkplane.operator.core.decision import (
     Transition,
 )
 from sparkplane.security import podpolicy
+from sparkplane.settings import Settings
 from sparkplane.vocab import APP_SELECTOR_LABEL, controller_of, format_instant
 
 log = logging.getLogger(__name__)
@@ -106,8 +107,10 @@ def run(
     pool: Executor | None = None,
     *,
     allow: tuple[str, ...] = (),
+    settings: Settings,
 ) -> None:
-    """Execute ``actions`` in order (raises CreateRejected or a retryable error).
+    """Execute ``actions`` in order (raises CreateRejected or a retryable error); drivers it
+    deletes have their logs archived where ``settings`` say.
 
     With a ``pool``, the independent requests of one action go out in parallel: the objects the
     driver pod mounts (then the pod), and the deletions of an attempt.
@@ -116,7 +119,7 @@ def run(
         if isinstance(action, CreateResources):
             create(kube, action, pool, allow=allow)
         elif isinstance(action, DeleteResources):
-            delete(kube, action, pool)
+            delete(kube, action, pool, settings=settings)
         elif isinstance(action, DeleteCustomResource):
             delete_custom_resource(kube, action)
 
@@ -197,7 +200,13 @@ def _check_same_attempt(kube: Kube, obj: Mapping[str, Any], action: CreateResour
         )
 
 
-def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) -> None:
+def delete(
+    kube: Kube,
+    action: DeleteResources,
+    pool: Executor | None = None,
+    *,
+    settings: Settings,
+) -> None:
     """Delete ``action``'s refs: with ``owner_uid``, each is read and deleted only if that uid
     controls it, behind a precondition on the uid read; pods seen by the reconciler behind the
     uid seen. The driver pods among them are archived first."""
@@ -245,7 +254,13 @@ def delete(kube: Kube, action: DeleteResources, pool: Executor | None = None) ->
     _each(pool, look, list(action.refs))
     order = {ref: i for i, ref in enumerate(action.refs)}
     targets.sort(key=lambda t: order[t[0]])
-    archive_refs(kube, action.namespace, [r for r, _ in targets], "released by the operator")
+    archive_refs(
+        kube,
+        action.namespace,
+        [r for r, _ in targets],
+        "released by the operator",
+        settings=settings,
+    )
     _each(pool, one, targets)
 
 

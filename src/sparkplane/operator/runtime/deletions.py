@@ -34,6 +34,7 @@ from sparkplane.history import server_kube as history_kube
 from sparkplane.history.logs import app_name_of, archive_driver, archived_meta, prune
 from sparkplane.history.stores import open_store
 from sparkplane.kube import Kube
+from sparkplane.settings import Settings
 from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, now_text
 
 log = logging.getLogger(__name__)
@@ -63,8 +64,10 @@ class DeletionArchiver:
         may_act: Callable[[], bool],
         namespaces: tuple[str | None, ...] = (None,),
         prune_seconds: float = 600.0,
+        settings: Settings | None = None,
     ) -> None:
         self.kube, self.pool, self.may_act = kube, pool, may_act
+        self.settings = settings if settings is not None else Settings()
         self.namespaces, self.prune_seconds = namespaces, prune_seconds
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
@@ -76,7 +79,7 @@ class DeletionArchiver:
         now = time.monotonic()
         if now - self._last_prune >= self.prune_seconds and self.may_act():
             self._last_prune = now
-            self.pool.submit(prune_round, self.kube, self.namespaces, self._warned)
+            self.pool.submit(prune_round, self.kube, self.namespaces, self._warned, self.settings)
 
     def ours(self, uid: str) -> None:
         """The operator itself deletes the pod ``uid`` (the sweeper removing an attempt that is
@@ -102,17 +105,19 @@ class DeletionArchiver:
         """Archive ``pod`` unless its archive already is this pod's (the operator's release)."""
         meta = pod["metadata"]
         namespace, name, app = meta["namespace"], meta["name"], app_name_of(pod)
-        store = open_store(kube=self.kube)
+        store = open_store(self.settings, kube=self.kube)
         if store is None:
             return
         try:
-            kept = archived_meta(namespace, app, store)
+            kept = archived_meta(namespace, app, settings=self.settings, store=store)
         except Exception as exc:  # unreadable archive: archive again rather than lose it
             log.info("archive of %s/%s unreadable: %s", namespace, app, exc)
             kept = None
         if kept is not None and kept.pod_uid and kept.pod_uid == meta.get("uid"):
             return
-        if archive_driver(self.kube, namespace, name, REASON, store, name=app):
+        if archive_driver(
+            self.kube, namespace, name, REASON, settings=self.settings, store=store, name=app
+        ):
             log.info("archived the log of %s/%s, deleted by someone else", namespace, name)
 
 
@@ -120,13 +125,19 @@ def prune_round(
     kube: Kube,
     namespaces: tuple[str | None, ...],
     warned: set[tuple[str, tuple[str, ...]]] | None = None,
+    settings: Settings | None = None,
 ) -> None:
-    """Drop the archived apps past their retention in the watched namespaces, and warn about
-    shared event-log stores; never raises."""
+    """Drop the archived apps past their retention in the watched namespaces (the store and
+    event-log root ``settings`` name), and warn about shared event-log stores; never raises."""
     scope = None if None in namespaces else [ns for ns in namespaces if ns]
     warn_shared(kube, namespaces, set() if warned is None else warned)
     try:
-        dropped = prune(datetime.now(UTC), kube=kube, namespaces=scope)
+        dropped = prune(
+            datetime.now(UTC),
+            settings=settings if settings is not None else Settings(),
+            kube=kube,
+            namespaces=scope,
+        )
     except Exception as exc:  # retried at the next round
         log.warning("could not prune the log archive: %s", exc)
         return

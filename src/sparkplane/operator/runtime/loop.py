@@ -49,6 +49,7 @@ from sparkplane.operator.core.decision import (
 )
 from sparkplane.operator.kinds.adapter import Adapter, Key, Watch
 from sparkplane.operator.runtime import actions
+from sparkplane.settings import Settings
 
 Obj = dict[str, Any]
 CONFLICT_RETRIES = 5
@@ -71,6 +72,9 @@ class Host(Protocol):
 
     @property
     def pod_policy_allow(self) -> tuple[str, ...]: ...
+
+    @property
+    def process_settings(self) -> Settings: ...
 
     def current(self, key: Key) -> Obj | None:
         """The newest known copy of the resource (None: gone)."""
@@ -116,7 +120,13 @@ def commit(host: Host, adapter: Adapter, cr: Obj, status: Obj | None) -> Obj:
 
 def _carry_out(host: Host, adapter: Adapter, key: Key, cr: Obj, decision: Decision) -> float | None:
     def act(todo: tuple[Action, ...]) -> None:
-        actions.run(host.kube, todo, host.requests, allow=host.pod_policy_allow)
+        actions.run(
+            host.kube,
+            todo,
+            host.requests,
+            allow=host.pod_policy_allow,
+            settings=host.process_settings,
+        )
 
     acting = tuple(a for a in decision.actions if not isinstance(a, DeleteCustomResource))
     creating = any(isinstance(a, CreateResources) for a in acting)
@@ -143,6 +153,8 @@ def _carry_out(host: Host, adapter: Adapter, key: Key, cr: Obj, decision: Decisi
             host.remember(key, written)
     host.publish(written, decision.transitions)
     actions.run(
-        host.kube, tuple(a for a in decision.actions if isinstance(a, DeleteCustomResource))
+        host.kube,
+        tuple(a for a in decision.actions if isinstance(a, DeleteCustomResource)),
+        settings=host.process_settings,
     )
     return decision.requeue_after

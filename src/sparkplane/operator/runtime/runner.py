@@ -43,6 +43,7 @@ from sparkplane.operator.runtime.fencing import FencedKube
 from sparkplane.operator.runtime.leader import LeaderElector
 from sparkplane.operator.runtime.metrics import OperatorMetrics
 from sparkplane.operator.runtime.workqueue import WorkQueue
+from sparkplane.settings import Settings
 from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, SPARK_CLUSTER
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,7 @@ class Operator:
             lambda: self.is_leader,
             self.namespaces,
             self.settings.archive_prune_seconds,
+            self.settings.process,
         )
         self._lock = threading.Lock()
         self._written: dict[Key, Obj] = {}
@@ -196,6 +198,11 @@ class Operator:
             pass
         finally:
             self.stop()
+
+    @property
+    def process_settings(self) -> Settings:
+        """Where released drivers' logs are archived (:class:`OperatorSettings` ``process``)."""
+        return self.settings.process
 
     @property
     def pod_policy_allow(self) -> tuple[str, ...]:
