@@ -201,7 +201,9 @@ def test_operator_set_applies_and_its_rbac_runs_an_app_and_the_sweep(
         fresh(kube, docs)  # its namespaces and ClusterRole go; the CRDs stay
     text = captured.text
     assert "sweep failed" not in text and "could not prune" not in text, text[-4000:]
-    no_forbidden(text, f"the operator of {rel}")
+    # as above: an Event refused in another test's namespace being deleted is not a missing right
+    ours = "\n".join(line for line in text.splitlines() if "being terminated" not in line)
+    no_forbidden(ours, f"the operator of {rel}")
 
 
 def test_gc_set_applies_and_its_rbac_deletes_expired_and_half_made_apps_only(

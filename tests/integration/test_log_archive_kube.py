@@ -165,7 +165,6 @@ def test_expired_archives_are_removed_by_gc_and_by_the_operator(
     kube: Kube,
     namespace: str,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     client_identity: Path,
 ) -> None:
     store = KubeStore(kube, [namespace])
@@ -191,7 +190,7 @@ def test_expired_archives_are_removed_by_gc_and_by_the_operator(
     store.replace(
         f"{namespace}/stale/", _files("stale", namespace, ago=timedelta(hours=1), retain=1)
     )
-    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")
-    prune_round(kube, (namespace,))  # the operator's periodic round
+    # the operator's periodic round, with the store its settings name (the chart's: kube)
+    prune_round(kube, (namespace,), settings=Settings(log_archive="kube"))
     assert _archive(kube, namespace, "stale") is None
     assert _archive(kube, namespace, "fresh") is not None

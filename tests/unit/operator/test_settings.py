@@ -12,11 +12,15 @@ from sparkplane.operator.core.settings import (
     ReconcileSettings,
     merge,
 )
+from sparkplane.settings import Settings
+
+#: the defaults, whatever this process's environment says (OperatorSettings() reads it)
+DEFAULTS = OperatorSettings(process=Settings.load({}))
 
 
 def test_nothing_given_is_the_defaults() -> None:
-    assert merge({}) == OperatorSettings()
-    assert merge({}, {}) == OperatorSettings()
+    assert merge({}) == DEFAULTS
+    assert merge({}, {}) == DEFAULTS
 
 
 def test_the_pod_name_from_the_environment_is_the_identity() -> None:
@@ -24,7 +28,14 @@ def test_the_pod_name_from_the_environment_is_the_identity() -> None:
         "sparkplane-operator-7d9f-abcde"
     )
     assert merge({}, {"POD_NAME": ""}).identity == ""  # empty: the runner picks one
-    assert merge({}, {"HOME": "/root"}) == OperatorSettings()  # nothing else is read
+    assert merge({}, {"HOME": "/root"}) == DEFAULTS  # nothing else is read
+
+
+def test_the_process_settings_come_from_the_same_environment() -> None:
+    """Where deleted drivers' logs go (the chart sets ``SPARKPLANE_LOG_ARCHIVE=kube``)."""
+    got = merge({}, {"SPARKPLANE_LOG_ARCHIVE": "kube", "POD_NAME": "op-0"})
+    assert got.process == Settings.load({"SPARKPLANE_LOG_ARCHIVE": "kube"})
+    assert (got.process.log_archive, got.identity) == ("kube", "op-0")
 
 
 def test_flags_win_over_the_environment() -> None:
