@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from sparkplane.errors import ForbiddenError, NotFoundError
-from sparkplane.kube import Kube, connect, owner_reference
+from sparkplane.kube import Kube, connect
+from sparkplane.vocab import owner_reference
 from tests.integration.helpers import pod, wait_for
 
 

@@ -14,8 +14,9 @@ import yaml
 
 from sparkplane import AppPhase, Mode, Reason, SparkPlane
 from sparkplane.errors import AppNotFoundError
-from sparkplane.kube import Kube, owner_reference
+from sparkplane.kube import Kube
 from sparkplane.operator.deploy.crd import crds
+from sparkplane.vocab import owner_reference
 from tests.integration.helpers import wait_for
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

@@ -21,9 +21,10 @@ from typer.testing import CliRunner
 
 from sparkplane.cli import security as cli
 from sparkplane.errors import ForbiddenError, NotFoundError
-from sparkplane.kube import Kube, connect, owner_reference
+from sparkplane.kube import Kube, connect
 from sparkplane.security.rbac import render
 from sparkplane.security.rules import Identity
+from sparkplane.vocab import owner_reference
 from tests.integration.helpers import delete_namespace, pod, wait_for
 
 RUNNER = CliRunner()

@@ -9,6 +9,5 @@ from a resourceVersion, pod logs, and the mapping of API errors onto ``sparkplan
 from sparkplane.kube.client import Kube, WatchEvent
 from sparkplane.kube.config import connect
 from sparkplane.kube.discovery import Resource
-from sparkplane.vocab import describe, owner_reference
 
-__all__ = ["Kube", "Resource", "WatchEvent", "connect", "describe", "owner_reference"]
+__all__ = ["Kube", "Resource", "WatchEvent", "connect"]

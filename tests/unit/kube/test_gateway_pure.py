@@ -16,9 +16,10 @@ from sparkplane.errors import (
     KubeError,
     NotFoundError,
 )
-from sparkplane.kube import Resource, connect, describe, owner_reference
+from sparkplane.kube import Resource, connect
 from sparkplane.kube.discovery import Discovery
 from sparkplane.kube.errors import error_for
+from sparkplane.vocab import describe, owner_reference
 
 
 def test_resource_paths():
