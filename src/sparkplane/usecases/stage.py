@@ -48,6 +48,7 @@ from sparkplane.staging.bundle import pack_bundle_measured
 from sparkplane.staging.client import StagedResource, delete_bundle, upload_bundle
 from sparkplane.staging.errors import StagingClientError
 from sparkplane.staging.owner import ResourceOwner
+from sparkplane.yamlio import read_bytes
 
 Obj = dict[str, Any]
 OWNER_LABEL = "spark-app-selector"
@@ -184,7 +185,8 @@ def stage(
         return StagedUpload(requested, options=options)
     namespace = mapped_conf(requested).get("spark.kubernetes.namespace") or "default"
     owner = ResourceOwner(namespace, {OWNER_LABEL: ids.app_id})
-    ca_pem = options.ca_file.read_bytes() if options.ca_file else None
+    # bounded and never a FIFO that would wait forever (yamlio's reader of local files)
+    ca_pem = read_bytes(options.ca_file, subject="--staging-ca-file") if options.ca_file else None
     with tempfile.TemporaryDirectory(prefix="sparkplane-bundle-") as tmp:
         bundle = Path(tmp) / "bundle.tar.gz"
         _, unpacked = pack_bundle_measured(files, bundle)

@@ -176,3 +176,12 @@ def test_a_staging_server_in_the_spec_conf_works_like_the_option(
         assert staged.resource is not None and staged.objects
     with staged_submission(_app(jars="local:///opt/app.jar"), IDS, None) as plain:
         assert plain.resource is None and plain.objects == []
+
+
+def test_a_fifo_as_the_ca_file_is_refused_at_once(server: str, workdir: Path) -> None:
+    """A FIFO would make the read wait for a writer forever (issue 26, finding 9)."""
+    fifo = workdir / "ca.pem"
+    os.mkfifo(fifo)
+    options = StagingOptions(server, base_dir=workdir, token=TOKEN, ca_file=fifo)
+    with pytest.raises(ValidationError, match="FIFO"):
+        stage(_app(jars="app.jar"), IDS, options)
