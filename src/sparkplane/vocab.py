@@ -45,6 +45,7 @@ ROLE_LABEL = "spark-role"
 DRIVER_ROLE = "driver"
 EXECUTOR_ROLE = "executor"
 DRIVER_SELECTOR = f"{ROLE_LABEL}={DRIVER_ROLE}"
+EXECUTOR_SELECTOR = f"{ROLE_LABEL}={EXECUTOR_ROLE}"
 #: The sanitised ``spark.app.name``.
 APP_NAME_LABEL = "spark-app-name"
 #: The container Spark gives the driver (a pod template may name another) and each executor.

@@ -24,7 +24,13 @@ from sparkplane.history.stores import open_store, reading_stores
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App, native_name
 from sparkplane.settings import Settings
-from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_CONTAINER, EXECUTOR_CONTAINER, ROLE_LABEL
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    DRIVER_CONTAINER,
+    EXECUTOR_CONTAINER,
+    EXECUTOR_SELECTOR,
+    ROLE_LABEL,
+)
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -105,7 +111,7 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
     )
     files = {"driver.log": text.encode()}
     used, kept = len(text.encode()), []
-    selector = f"spark-role=executor,spark-app-selector={app_id}"
+    selector = f"{EXECUTOR_SELECTOR},{APP_SELECTOR_LABEL}={app_id}"
     for ex in kube.list("v1", "Pod", ns, label_selector=selector) if app_id else []:
         exec_id = str((ex["metadata"].get("labels") or {}).get("spark-exec-id", ""))
         if not exec_id.isdigit() or used >= layout.APP_CAP:

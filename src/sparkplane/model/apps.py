@@ -16,6 +16,7 @@ from typing import Any
 from sparkplane.model.phase import AppState, Event
 from sparkplane.vocab import (
     APACHE_API_VERSION,
+    DRIVER_ROLE,
     KUBEFLOW_API_VERSION,
     ROLE_LABEL,
 )
@@ -128,6 +129,6 @@ def driver_candidates(app_name: str) -> list[str]:
 def is_native_driver(pod: Obj) -> bool:
     """A driver pod submitted natively: not owned by a SparkApplication custom resource."""
     meta = pod.get("metadata", {})
-    if meta.get("labels", {}).get(ROLE_LABEL) != "driver":
+    if meta.get("labels", {}).get(ROLE_LABEL) != DRIVER_ROLE:
         return False
     return not any(ref.get("kind") == "SparkApplication" for ref in meta.get("ownerReferences", []))

@@ -12,7 +12,13 @@ from typing import Any
 
 from sparkplane.model import classify_apache_cr, classify_kubeflow_cr, classify_native
 from sparkplane.model.apps import App, Mode, is_native_driver, native_name
-from sparkplane.vocab import APP_SELECTOR_LABEL, KUBEFLOW_GROUP, ROLE_LABEL, parse_time
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    EXECUTOR_ROLE,
+    KUBEFLOW_GROUP,
+    ROLE_LABEL,
+    parse_time,
+)
 
 Obj = dict[str, Any]
 
@@ -42,7 +48,7 @@ class Index:
                 for ref in _meta(pod).get("ownerReferences") or []:
                     if ref.get("kind") == "SparkApplication":
                         self.owned_drivers[ref["uid"]] = pod
-            elif role == "executor" and labels.get(APP_SELECTOR_LABEL):
+            elif role == EXECUTOR_ROLE and labels.get(APP_SELECTOR_LABEL):
                 key = (_meta(pod).get("namespace", ""), labels[APP_SELECTOR_LABEL])
                 self.executors[key].append(pod)
         self.events: dict[tuple[str, str], list[Obj]] = defaultdict(list)

@@ -30,7 +30,14 @@ from sparkplane.model.pods import (
     waiting,
 )
 from sparkplane.model.preemption import find_preemption
-from sparkplane.vocab import POD_FAILED, POD_SUCCEEDED, parse_time
+from sparkplane.vocab import (
+    POD_FAILED,
+    POD_PENDING,
+    POD_RUNNING,
+    POD_SUCCEEDED,
+    POD_UNKNOWN,
+    parse_time,
+)
 
 _DISRUPTIONS = {
     "EvictionByEvictionAPI": (Reason.EVICTED, "evicted through the Eviction API (e.g. a drain)"),
@@ -73,7 +80,7 @@ def classify_native(
         return _missing_driver(driver_name, events, execs)
     lost = None if deleted else node_lost(driver_pod)
     if lost is not None:
-        phase = AppPhase.PENDING if status(driver_pod).get("phase") == "Pending" else None
+        phase = AppPhase.PENDING if status(driver_pod).get("phase") == POD_PENDING else None
         return AppState(
             phase or AppPhase.RUNNING,
             Reason.UNKNOWN,
@@ -99,7 +106,7 @@ def node_lost(pod: Obj) -> str | None:
     if phase in ("Succeeded", "Failed"):
         return None
     node = ((pod.get("spec") or {}).get("nodeName")) or "?"
-    if phase == "Unknown":
+    if phase == POD_UNKNOWN:
         return f"node {node} stopped reporting the driver pod (phase Unknown)"
     if st.get("reason") == "NodeLost":
         return str(st.get("message") or f"node {node} is unresponsive (NodeLost)")
@@ -134,7 +141,7 @@ def classify_driver_pod(
 
 def _classify_pod(pod: Obj, events: Sequence[Obj], container: str | None) -> dict[str, Any]:
     st = status(pod)
-    phase = st.get("phase") or "Pending"
+    phase = st.get("phase") or POD_PENDING
     main = driver_container_status(pod, container)
     if phase == POD_SUCCEEDED:
         return _done(AppPhase.SUCCEEDED, Reason.COMPLETED, "driver completed", finished_at(pod))
@@ -154,13 +161,13 @@ def _classify_pod(pod: Obj, events: Sequence[Obj], container: str | None) -> dic
         return _done(AppPhase.FAILED, Reason.KILLED, "driver pod deleted", killed_at)
     if phase == POD_FAILED or terminated(main):
         return _terminated(pod, main)
-    if phase == "Running":
+    if phase == POD_RUNNING:
         if (wait := waiting(main)) and wait.get("reason") in _WAITING_REASONS:
             reason = _WAITING_REASONS[wait["reason"]]
             return _done(AppPhase.RUNNING, reason, wait.get("message"), None)
         started = (running(main) or {}).get("startedAt") or st.get("startTime")
         return _done(AppPhase.RUNNING, Reason.NONE, "", parse_time(started))
-    if phase == "Pending":
+    if phase == POD_PENDING:
         return _pending(pod)
     return _done(AppPhase.RUNNING, Reason.UNKNOWN, f"driver pod phase {phase}", None)
 

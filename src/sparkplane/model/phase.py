@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from sparkplane.model.pods import Obj, event_time, status
+from sparkplane.vocab import POD_PENDING
 
 
 class AppPhase(StrEnum):
@@ -102,7 +103,7 @@ def count_executors(pods: Iterable[Obj]) -> dict[str, int]:
     """Executor pods counted by phase; every key of :data:`EXECUTOR_KEYS` is present."""
     counts = dict.fromkeys(EXECUTOR_KEYS, 0)
     for pod in pods:
-        key = str(status(pod).get("phase") or "Pending").lower()
+        key = str(status(pod).get("phase") or POD_PENDING).lower()
         if key in counts:
             counts[key] += 1
     return counts

@@ -19,7 +19,7 @@ from sparkplane.errors import Problem, ValidationError
 from sparkplane.render.conf import UNKNOWN_VERSION, _spark_version
 from sparkplane.spec.conf import K8S, main_resource, mapped_conf, with_spark_version
 from sparkplane.spec.models import SparkApp
-from sparkplane.vocab import KUBEFLOW_API_VERSION
+from sparkplane.vocab import EXECUTOR_ROLE, KUBEFLOW_API_VERSION
 
 API_VERSION = KUBEFLOW_API_VERSION
 _TYPES = {"java": "Scala", "python": "Python", "r": "R"}
@@ -33,7 +33,7 @@ def _role(conf: dict[str, str], role: str, app: SparkApp) -> dict[str, Any]:
         out["cores"] = int(cores)
     if conf.get(f"spark.{role}.memory"):
         out["memory"] = conf[f"spark.{role}.memory"]
-    if role == "executor" and (n := conf.get("spark.executor.instances", "")).isdigit():
+    if role == EXECUTOR_ROLE and (n := conf.get("spark.executor.instances", "")).isdigit():
         out["instances"] = int(n)
     if spec.service_account:
         out["serviceAccount"] = spec.service_account

@@ -13,7 +13,13 @@ from urllib3.exceptions import ProtocolError
 from sparkplane.errors import AppNotFoundError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App
-from sparkplane.vocab import DRIVER_CONTAINER, EXECUTOR_CONTAINER, POD_ENDED
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    DRIVER_CONTAINER,
+    EXECUTOR_CONTAINER,
+    EXECUTOR_SELECTOR,
+    POD_ENDED,
+)
 
 POLL_SECONDS = 1.0
 FLUSH_SECONDS = 1.0
@@ -35,7 +41,7 @@ def log_target(kube: Kube, app: App, executor: int | None) -> tuple[str, str | N
         return app.driver_pod, _container(pod, DRIVER_CONTAINER)
     if not app.app_id:
         raise AppNotFoundError(f"{app.name} has no application id yet: no executors")
-    selector = f"spark-role=executor,spark-app-selector={app.app_id},spark-exec-id={executor}"
+    selector = f"{EXECUTOR_SELECTOR},{APP_SELECTOR_LABEL}={app.app_id},spark-exec-id={executor}"
     pods = kube.list("v1", "Pod", ns, label_selector=selector)
     if not pods:
         raise AppNotFoundError(

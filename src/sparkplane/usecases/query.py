@@ -26,7 +26,7 @@ from sparkplane.model.assemble import (
     missing_native_app,
     native_app,
 )
-from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_SELECTOR, ROLE_LABEL
+from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_SELECTOR, EXECUTOR_SELECTOR, ROLE_LABEL
 
 Obj = dict[str, Any]
 
@@ -111,7 +111,7 @@ def _pods_of(kube: Kube, namespace: str, driver: Obj) -> Index:
             "v1",
             "Pod",
             namespace,
-            label_selector=f"spark-role=executor,spark-app-selector={app_id}",
+            label_selector=f"{EXECUTOR_SELECTOR},{APP_SELECTOR_LABEL}={app_id}",
         )
         if app_id
         else []

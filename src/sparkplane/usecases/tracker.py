@@ -19,7 +19,7 @@ from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.model.apps import KINDS, App, Mode, is_native_driver, native_name
 from sparkplane.model.assemble import Index, cr_app, missing_native_app, native_app
-from sparkplane.vocab import APP_SELECTOR_LABEL, ROLE_LABEL
+from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_ROLE, EXECUTOR_ROLE, ROLE_LABEL
 
 Obj = dict[str, Any]
 AppKey = tuple[str, str, Mode]  # namespace, name, mode
@@ -107,14 +107,14 @@ class Tracker:
     def _refresh_pod(self, pod: Obj) -> None:
         labels = pod.get("metadata", {}).get("labels", {})
         ns = pod["metadata"].get("namespace", "")
-        if labels.get(ROLE_LABEL) == "driver":
+        if labels.get(ROLE_LABEL) == DRIVER_ROLE:
             driver: Obj | None = pod
         else:  # an executor: find its driver by application id
             app_id = labels.get(APP_SELECTOR_LABEL)
             found = self.pods.list(
                 ns,
                 lambda p: (
-                    p["metadata"].get("labels", {}).get(ROLE_LABEL) == "driver"
+                    p["metadata"].get("labels", {}).get(ROLE_LABEL) == DRIVER_ROLE
                     and p["metadata"]["labels"].get(APP_SELECTOR_LABEL) == app_id
                 ),
             )
@@ -164,7 +164,7 @@ class Tracker:
         execs = self.pods.list(
             ns,
             lambda p: (
-                p["metadata"].get("labels", {}).get(ROLE_LABEL) == "executor"
+                p["metadata"].get("labels", {}).get(ROLE_LABEL) == EXECUTOR_ROLE
                 and p["metadata"]["labels"].get(APP_SELECTOR_LABEL) == app_id
             ),
         )
