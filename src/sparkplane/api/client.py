@@ -20,6 +20,7 @@ import builtins
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -541,7 +542,8 @@ class SparkPlane:
         """Deploy (or update) the namespace's Spark History Server and its event-log store:
         a node path (default: the namespace's own directory), a ReadWriteMany ``claim`` or your
         own ``log_dir`` URI; ``default``: event logs for every app of the namespace. With
-        ``wait``, returns once a server pod is ready (``sparkplane history up``)."""
+        ``wait``, returns once a server pod is ready, named in ``.pod``
+        (``sparkplane history up``)."""
         from sparkplane.usecases import history
         from sparkplane.version import SPARK_IMAGE
 
@@ -556,7 +558,7 @@ class SparkPlane:
         )
         deployed = history.up(self.kube, ns, store, image or SPARK_IMAGE)
         if wait:
-            history.ready_pod(self.kube, ns, wait)
+            return replace(deployed, pod=history.ready_pod(self.kube, ns, wait))
         return deployed
 
     def history_ensure(self, namespace: str | None = None) -> HistoryDeployed | None:

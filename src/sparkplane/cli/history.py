@@ -87,9 +87,8 @@ def up(
         wait=wait,
     )
     _report(deployed, "applied")
-    if wait:
-        pod = sp.history_address().pod
-        note(f"History Server ready (pod {pod}); retention {format_duration(ttl)}")
+    if deployed.pod:
+        note(f"History Server ready (pod {deployed.pod}); retention {format_duration(ttl)}")
 
 
 @app.command("open")

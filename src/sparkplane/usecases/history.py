@@ -35,6 +35,7 @@ class HistoryDeployed:
     store: history.EventLogStore
     objects: list[str]
     warnings: list[str] = field(default_factory=list)
+    pod: str | None = None  # a ready server pod, when the caller waited for one
 
 
 def store_for(
