@@ -19,7 +19,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ import yaml
 
 from sparkplane.errors import NotFoundError
 from sparkplane.kube import Kube, connect
+from sparkplane.model.pods import finished_at
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.runtime.runner import Operator
 from sparkplane.security.rbac import bodies, render
@@ -238,6 +241,10 @@ def test_gc_set_applies_and_its_rbac_deletes_expired_and_half_made_apps_only(
             timeout=60,
             what=f"{sid} Succeeded",
         )
+    [expired] = drivers(kube, ns, "expired")
+    ended_at = finished_at(expired)  # KWOK may finish it late on a busy machine: its --ttl 1s
+    assert ended_at is not None, expired["status"]  # must have run out before gc looks
+    time.sleep(max(0.0, (ended_at + timedelta(seconds=2) - datetime.now(UTC)).total_seconds()))
     [half] = drivers(kube, ns, "half")
     assert DEPENDENTS_CREATED_KEY not in (half["metadata"].get("annotations") or {})
     [ended] = drivers(kube, ns, "ended")
@@ -260,6 +267,8 @@ def test_gc_set_applies_and_its_rbac_deletes_expired_and_half_made_apps_only(
     by_sid = {sid: drivers(kube, ns, sid) for sid in ("expired", "ended", "half")}
     assert rows[ended["metadata"]["name"]]["delete"] is False, rows  # --ttl 1h: kept
     assert rows[half["metadata"]["name"]]["delete"] is True, rows
+    assert rows[expired["metadata"]["name"]]["delete"] is True, rows
+    assert "past its per-app TTL" in rows[expired["metadata"]["name"]]["reason"], rows
     assert "half-made" in rows[half["metadata"]["name"]]["reason"]
     assert [n for n, r in rows.items() if r["delete"]] and len(by_sid["ended"]) == 1
     wait_for(lambda: not drivers(kube, ns, "half"), timeout=60, what="half-made driver gone")
