@@ -29,6 +29,7 @@ from sparkplane.vocab import (
     POD_RUNNING,
     POD_SUCCEEDED,
     ROLE_LABEL,
+    SPARK_APPLICATION,
 )
 
 Obj = Mapping[str, Any]
@@ -45,7 +46,8 @@ class Observed:
     trusted for that). ``create_error``: creating this attempt's resources failed for good.
     ``templates``: role → pod template the runner loaded from a ``podTemplateFile``.
     ``auth_cluster``: the SparkCluster of the app's namespace its ``spark.master`` names, when
-    the runner found it (its driver gets the cluster's secret).
+    the runner found it (its driver gets the cluster's secret). ``owner``: the uid of the
+    SparkApplication observed; a driver pod another uid controls is never its (issue 27).
     """
 
     pods: tuple[Obj, ...] = ()
@@ -54,6 +56,7 @@ class Observed:
     create_error: str | None = None
     templates: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     auth_cluster: str | None = None
+    owner: str = ""
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:
@@ -163,13 +166,29 @@ def reported_status(pod: Obj) -> dict[str, Any]:
     return out
 
 
+def _controlled_by(pod: Obj, uid: str) -> bool:
+    """``pod`` is controlled by the SparkApplication ``uid`` (any pod when ``uid`` is empty)."""
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or ()
+    return not uid or any(r.get("uid") == uid and r.get("kind") == SPARK_APPLICATION for r in refs)
+
+
 def driver_view(observed: Observed, app_id: str) -> DriverView:
-    """The driver of the attempt whose app ID is ``app_id`` (live pods win over tombstones)."""
+    """The driver of the attempt whose app ID is ``app_id`` and that ``observed.owner``
+    controls: matched by label AND owner uid, so a predecessor's driver of the same name (same
+    app ID) is never this resource's (live pods win over tombstones; newest tombstone first)."""
+
+    def mine(pod: Obj) -> bool:
+        return (
+            _role(pod) == DRIVER_ROLE
+            and _app_id(pod) == app_id
+            and _controlled_by(pod, observed.owner)
+        )
+
     for pod in observed.pods:
-        if _role(pod) == DRIVER_ROLE and _app_id(pod) == app_id:
+        if mine(pod):
             return DriverView(pod)
     for pod in observed.tombstones:
-        if _role(pod) == DRIVER_ROLE and _app_id(pod) == app_id:
+        if mine(pod):
             return DriverView(pod, deleted=True)
     return DriverView(None)
 

@@ -348,8 +348,7 @@ class Operator:
 
     def driver_pods(self) -> list[Obj]:
         """The driver pods the SparkApplication adapter has indexed (for the sweeper)."""
-        adapter = self.app_adapter
-        pods = (p for (ns, app) in adapter.indexed() for p in adapter.pods_of(ns, app))
+        pods = self.app_adapter.driver_pods()
         return [
             p for p in pods if (p["metadata"].get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
         ]
