@@ -223,16 +223,25 @@ def test_retention_policies(
 
 
 def test_retain_duration_then_ttl(kube: Kube, namespace: str, operator: Operator) -> None:
+    """Apache's resource-retain-duration e2e: kept, then released with ``ResourceReleased``
+    appended when the duration runs out (issue 27), then the CR deleted by its TTL."""
     tol = {
         "resourceRetainPolicy": "Always",
         "resourceRetainDurationMillis": 1500,
-        "ttlAfterStopMillis": 4000,
+        "ttlAfterStopMillis": 9000,
     }
     kube.create(
         spark_app("brief", tolerations=tol, sim={"outcome": "Succeeded"}), namespace=namespace
     )
     wait_state(kube, namespace, "brief", "TerminatedWithoutReleaseResources")
     assert kube.get_or_none("v1", "Pod", "brief-0-driver", namespace) is not None
+    cr = wait_state(kube, namespace, "brief", "ResourceReleased")
+    assert history(cr)[-3:] == [
+        "Succeeded",
+        "TerminatedWithoutReleaseResources",
+        "ResourceReleased",
+    ]
+    assert "retain duration" in cr["status"]["currentState"]["message"]
     wait_for(
         lambda: kube.get_or_none("v1", "Pod", "brief-0-driver", namespace) is None,
         timeout=15,
@@ -240,7 +249,7 @@ def test_retain_duration_then_ttl(kube: Kube, namespace: str, operator: Operator
     )
     wait_for(
         lambda: kube.get_or_none(API, "SparkApplication", "brief", namespace) is None,
-        timeout=20,
+        timeout=30,
         what="SparkApplication deleted after ttlAfterStopMillis",
     )
 

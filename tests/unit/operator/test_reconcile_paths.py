@@ -297,8 +297,37 @@ def test_retain_always_keeps_resources_then_retain_duration_deletes_them() -> No
     assert decision.requeue_after == 5.0
     assert not deletes(walk.step(3, done))
     assert deletes(walk.step(7, done))
-    assert walk.state == "TerminatedWithoutReleaseResources"
+    # Apache's AppCleanUpStep appends ResourceReleased when the retention runs out (issue 27)
+    assert walk.states[-3:] == [
+        "Succeeded",
+        "TerminatedWithoutReleaseResources",
+        "ResourceReleased",
+    ]
+    assert (
+        "exceeding the configured retain duration" in walk.cr["status"]["currentState"]["message"]
+    )
     assert classify_apache_cr(walk.cr).phase is AppPhase.SUCCEEDED
+    assert not deletes(walk.step(8)) and walk.states[-1] == "ResourceReleased"
+
+
+def test_retain_duration_then_ttl_as_apaches_e2e() -> None:
+    """Apache's resource-retain-duration e2e: retain 10 s, TTL 30 s. Released at 10 s after
+    TerminatedWithoutReleaseResources, the CR deleted 30 s after it (not after the release)."""
+    tol = {
+        "resourceRetainPolicy": "Always",
+        "resourceRetainDurationMillis": 10000,
+        "ttlAfterStopMillis": 30000,
+    }
+    walk = Walk(make_cr(tol))
+    walk.step(0)
+    done = driver(phase="Succeeded")
+    assert walk.step(1, done).requeue_after == 10.0
+    decision = walk.step(11, done)
+    assert deletes(decision) and walk.state == "ResourceReleased"
+    assert decision.requeue_after == 20.0
+    assert not [a for a in walk.step(30).actions if isinstance(a, DeleteCustomResource)]
+    (gone,) = [a for a in walk.step(31.5).actions if isinstance(a, DeleteCustomResource)]
+    assert gone.uid == UID
 
 
 def test_retain_on_failure_keeps_only_failures() -> None:

@@ -160,6 +160,8 @@ def test_only_stopping_states_end_an_attempt() -> None:
         nexts = APP_MACHINE.allowed(state)
         if state in APP_STOPPING:
             assert nexts == END, state
+        elif state == "TerminatedWithoutReleaseResources":  # its retention runs out (Apache)
+            assert nexts == {"ResourceReleased"}, state
         elif state in APP_TERMINATED:
             assert nexts == set(), state
         else:

@@ -459,39 +459,62 @@ def _backoff_seconds(p: _Pass) -> float:
     return bounds.backoff_millis(_backoff_field(p)[1], p.settings.limits) / 1000
 
 
+RETAIN_EXPIRED = (
+    "Spark application resources released after exceeding the configured retain duration."
+)
+"""Apache's message (Constants.APP_EXCEEDED_RETAIN_DURATION_MESSAGE) for the release a
+resource's retention ends with."""
+
+
 def _terminated(p: _Pass, state: A) -> None:
-    ttl = p.tol.ttl_after_stop_millis
-    meta = p.meta
-    if ttl >= 0:
-        remaining = ttl / 1000 - p.since()
-        if remaining <= 0:
-            p.actions.append(
-                DeleteCustomResource(
-                    str(p.cr.get("apiVersion", APACHE_API_VERSION)),
-                    str(p.cr.get("kind", SPARK_APPLICATION)),
-                    p.namespace,
-                    str(meta.get("name")),
-                    str(meta.get("uid", "")),
-                )
-            )
+    """A terminal state, as Apache's AppCleanUpStep: ``TerminatedWithoutReleaseResources`` waits
+    out the effective retain duration (the smaller of ``resourceRetainDurationMillis`` and
+    ``ttlAfterStopMillis``), then releases and appends ``ResourceReleased``; ``ResourceReleased``
+    waits ``ttlAfterStopMillis`` from the state before it (the end it reached, or the retention
+    it waited out), then deletes the custom resource."""
+    if state == A.TERMINATED_WITHOUT_RELEASE_RESOURCES:
+        retain = p.tol.effective_retain_duration_millis()
+        if retain < 0:
             return
-        p.requeue_in(remaining)
-    if state != A.TERMINATED_WITHOUT_RELEASE_RESOURCES:
-        driver = p.driver()
-        releasing = any(isinstance(a, DeleteResources) for a in p.actions)
-        deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
-        if driver.exists and not deleting and not releasing:
-            # released, yet the driver is still there (a crash between commit and delete)
+        remaining = retain / 1000 - p.since()
+        if remaining > 0:
+            p.requeue_in(remaining)
+            return
+        if p.driver().exists:
             p.actions.append(p.release())
+        p.go(A.RESOURCE_RELEASED, RETAIN_EXPIRED)
+    _expire(p)
+    driver = p.driver()
+    releasing = any(isinstance(a, (DeleteResources, DeleteCustomResource)) for a in p.actions)
+    deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
+    if driver.exists and not deleting and not releasing:
+        # released, yet the driver is still there (a crash between commit and delete)
+        p.actions.append(p.release())
+
+
+def _expire(p: _Pass) -> None:
+    """``ResourceReleased``: delete the custom resource ``ttlAfterStopMillis`` after the state
+    before the release (Apache's getLastObservedStateBeforeTermination), else requeue then."""
+    ttl = p.tol.ttl_after_stop_millis
+    if ttl < 0:
         return
-    retain = p.tol.effective_retain_duration_millis()
-    if retain < 0:
-        return
-    remaining = retain / 1000 - p.since()
+    history = (p.status or {}).get("stateTransitionHistory") or {}
+    keys = sorted(history, key=int)
+    before = history[keys[-2]] if len(keys) > 1 else None
+    remaining = ttl / 1000 - p.since(before)
     if remaining > 0:
         p.requeue_in(remaining)
-    elif p.driver().exists:
-        p.actions.append(p.release())
+        return
+    meta = p.meta
+    p.actions.append(
+        DeleteCustomResource(
+            str(p.cr.get("apiVersion", APACHE_API_VERSION)),
+            str(p.cr.get("kind", SPARK_APPLICATION)),
+            p.namespace,
+            str(meta.get("name")),
+            str(meta.get("uid", "")),
+        )
+    )
 
 
 def _name(driver: DriverView) -> str:

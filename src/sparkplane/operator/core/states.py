@@ -202,6 +202,11 @@ APP_EDGES: tuple[Edge[AppStateSummary], ...] = (
     *(edge for state in _STOPPING_ORDER for edge in _edges(state, _END)),
     *_edges(A.SUCCEEDED, _END[1:]),
     *_edges(A.SUCCEEDED, _END[:1], "terminateOrRestart: restartPolicy Always restarts a success"),
+    *_edges(
+        A.TERMINATED_WITHOUT_RELEASE_RESOURCES,
+        (A.RESOURCE_RELEASED,),
+        "AppCleanUpStep: resourceRetainDurationMillis (or ttlAfterStopMillis) ran out",
+    ),
 )
 
 #: Every allowed SparkCluster transition.
