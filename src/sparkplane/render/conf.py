@@ -41,11 +41,19 @@ class RenderContext:
     ``spark_user`` becomes ``SPARK_USER`` (spark-submit uses the OS user, or the proxy
     user); ``master`` is ``spark.master`` (the ``k8s://`` URL of the cluster); ``submit_time``
     gives ``spark.app.submitTime`` and the date line of spark.properties when set.
+    ``name_from_metadata``: ``spark.app.name`` defaults to ``metadata.name`` (sparkplane's
+    native submit: ``spark-submit --name <metadata.name>``); False leaves it unset unless the
+    user set it (Apache's operator, reference §9.8), so Spark's own default names the labels.
     """
 
     master: str = DEFAULT_MASTER
     spark_user: str = "spark"
     submit_time: datetime | None = None
+    name_from_metadata: bool = True
+
+
+SPARK_DEFAULT_APP_NAME = "spark"
+"""The app name Spark's ``KubernetesConf`` labels with when ``spark.app.name`` is unset."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ class DriverConf:
     @property
     def app_name_label(self) -> str:
         """The sanitised app name used by the ``spark-app-name`` and ``app-name`` labels."""
-        return app_name_label(app_name(self.app))
+        return app_name_label(self.conf.get("spark.app.name") or SPARK_DEFAULT_APP_NAME)
 
     def reserved_labels(self) -> dict[str, str]:
         """Labels sparkplane puts on every object: Spark's reserved ones plus ``app-name``."""
@@ -151,7 +159,8 @@ def _effective_conf(
     app: SparkApp, main: MainResource, ctx: RenderContext, version: str | None
 ) -> dict[str, str]:
     conf = with_spark_version(mapped_conf(app), version)
-    conf.setdefault("spark.app.name", app_name(app))
+    if ctx.name_from_metadata:
+        conf.setdefault("spark.app.name", app_name(app))
     conf["spark.master"] = ctx.master
     conf["spark.submit.deployMode"] = "cluster"
     if ctx.submit_time is not None:

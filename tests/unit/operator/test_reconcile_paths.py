@@ -67,6 +67,20 @@ def test_new_application_requests_a_driver_owned_by_the_cr() -> None:
     assert [t.dst for t in decision.transitions] == [A.SUBMITTED, A.DRIVER_REQUESTED]
 
 
+def test_spark_app_name_is_left_unset_unless_the_user_sets_it() -> None:
+    """Apache leaves ``spark.app.name`` unset (issue 27): the driver's ``spark-app-name`` label
+    is Spark's default, ``spark`` (Apache's e2e asserts it); a name the user sets is kept."""
+    for conf, name, label in (({}, None, "spark"), ({"spark.app.name": "My Pi"}, "My Pi", "my-pi")):
+        walk = Walk(make_cr(conf=conf))
+        walk.step(0)
+        action = creates(walk)
+        cm = next(o for o in action.objects if o["kind"] == "ConfigMap")
+        assert load(cm["data"]["spark.properties"]).get("spark.app.name") == name
+        pod = action.objects[-1]
+        assert pod["metadata"]["labels"]["spark-app-name"] == label
+        assert pod["metadata"]["labels"]["spark.operator/spark-app-name"] == "pi"
+
+
 def test_repeated_create_uses_the_same_names() -> None:
     first = Walk(make_cr())
     first.step(0)

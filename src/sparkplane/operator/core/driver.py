@@ -156,8 +156,10 @@ def owner_ref(cr: Mapping[str, Any]) -> Obj:
 
 def _context(conf: Mapping[str, str], ctx: RenderContext | None) -> RenderContext:
     """``spark.master`` as Apache sets it: the user's value, else ``k8s://`` (or
-    ``spark.master.url.prefix``) + the in-cluster API server."""
-    ctx = ctx or RenderContext()
+    ``spark.master.url.prefix``) + the in-cluster API server; ``spark.app.name`` only when the
+    user set it (Apache leaves it unset: the driver's ``spark-app-name`` label is Spark's
+    default, ``spark``)."""
+    ctx = dataclasses.replace(ctx or RenderContext(), name_from_metadata=False)
     master = conf.get("spark.master")
     if not master and conf.get(MASTER_PREFIX_KEY):
         master = conf[MASTER_PREFIX_KEY] + ctx.master.split("://", 1)[1]
