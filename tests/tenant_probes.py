@@ -195,7 +195,37 @@ class Tenant:
         own = _executor(self.namespace, "mine-unbound", self.driver_pod)
         out.append(lambda: self.create_probe(2, "unbound driver token", "unbound_driver", own))
         out += [self.delete_neighbour_probe, self.deletecollection_probe]
+        out.append(self.statefulset_probe)
         return out
+
+    def statefulset_probe(self) -> Outcome:
+        """Issue 27: the driver role may create StatefulSets (Spark's statefulset allocator, as
+        Apache's workload role), but their pods would escape the driver checks; without the
+        namespace's opt-in the policy refuses the StatefulSet (here: one whose pods would run
+        privileged-free but as a non-executor)."""
+        pod = _pod(self.namespace, "x", labels={"spark-role": "driver"})
+        name = "driver-made-set"
+        sts = {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": {
+                "replicas": 0,
+                "serviceName": name,
+                "selector": {"matchLabels": {"set": name}},
+                "template": {
+                    "metadata": {"labels": {**pod["metadata"]["labels"], "set": name}},
+                    "spec": pod["spec"],
+                },
+            },
+        }
+        what = "executor StatefulSet without the opt-in"
+        try:
+            self.identities["driver"].create(sts, namespace=self.namespace)
+        except KubeError as exc:
+            made = self._exists("apps/v1", "StatefulSet", name)
+            return Outcome(2, what, "driver", not made, made, _short(exc))
+        return Outcome(2, what, "driver", False, True, "created")
 
     def create_probe(self, finding: int, name: str, identity: str, pod: Obj) -> Outcome:
         kube = self.identities[identity]

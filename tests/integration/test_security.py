@@ -131,6 +131,26 @@ def _service(name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
+def _executor_set(name: str, owner: dict[str, Any]) -> dict[str, Any]:
+    """A StatefulSet of executors as Spark's statefulset allocator makes one (replicas 0)."""
+    template = pod(f"{name}-template", labels={"spark-role": "executor", "set": name})
+    template["spec"]["restartPolicy"] = "Always"  # a StatefulSet's pods always restart
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "ownerReferences": [owner_reference(owner)]},
+        "spec": {
+            "replicas": 0,
+            "serviceName": name,
+            "selector": {"matchLabels": {"set": name}},
+            "template": {
+                "metadata": {"labels": template["metadata"]["labels"]},
+                "spec": template["spec"],
+            },
+        },
+    }
+
+
 def _secret(name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     if owner:
@@ -250,6 +270,13 @@ def test_driver_creates_its_executors_and_nothing_more(
         namespace,
     )
     driver.delete("v1", "Pod", "app-exec-1", namespace, grace_period_seconds=0)
+    # issue 27: Spark's statefulset allocator (Apache's workload role grants the same)
+    sts = driver.create(_executor_set("app-exec-set", owner), namespace)
+    driver.patch("apps/v1", "StatefulSet", "app-exec-set", {"spec": {"replicas": 0}}, namespace)
+    assert [s["metadata"]["name"] for s in driver.list("apps/v1", "StatefulSet", namespace)] == [
+        sts["metadata"]["name"]
+    ]
+    driver.delete("apps/v1", "StatefulSet", "app-exec-set", namespace)
 
     _refused(lambda: driver.create(_secret("stolen"), namespace), "create", "secrets", namespace)
     _refused(lambda: driver.list("v1", "Secret", namespace), "list", "secrets", namespace)

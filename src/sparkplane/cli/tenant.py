@@ -42,7 +42,8 @@ def setup(
         list[str] | None,
         typer.Option(
             help="Opt this namespace out of one check: privileged, host-namespaces, host-path, "
-            "capabilities, privilege-escalation, system-priority (repeatable).",
+            "capabilities, privilege-escalation, system-priority, driver-statefulsets "
+            "(repeatable).",
             show_default=False,
         ),
     ] = None,

@@ -17,7 +17,10 @@ identity: a token not bound to a pod, a pod not controlled by the requesting pod
 the token's ``authentication.kubernetes.io/pod-uid``), not labelled ``spark-role=executor``, or
 mounting ConfigMaps or PVCs that are not its own (``spark-exec-*``, ``<pod>-pvc-*``) or listed.
 ``sparkplane-tenant-driver-writes`` refuses a driver's update or delete of a pod, and delete of
-a ConfigMap, Service or PVC, that its pod does not own.
+a ConfigMap, Service or PVC, that its pod does not own. ``sparkplane-tenant-driver-statefulsets``
+refuses a driver's StatefulSet writes unless the namespace opts in
+(``policy.sparkplane.io/allow-driver-statefulsets=true``, ``tenant setup --allow
+driver-statefulsets``): the pods a StatefulSet makes escape the driver checks above.
 
 Pure: no I/O. ``python -m sparkplane.security.admission [DIR]`` writes ``deploy/policy/``.
 """
@@ -40,6 +43,9 @@ from sparkplane.vocab import TENANT_LABEL, is_dns1123_label, is_dns1123_subdomai
 API = "admissionregistration.k8s.io/v1"
 PODS_POLICY = "sparkplane-tenant-pods"
 WRITES_POLICY = "sparkplane-tenant-driver-writes"
+STATEFULSETS_POLICY = "sparkplane-tenant-driver-statefulsets"
+#: what ``tenant setup --allow`` takes: the pod policy's checks and the StatefulSet opt-in.
+TENANT_OPT_OUTS = (*pp.CHECK_NAMES, pp.DRIVER_STATEFULSETS)
 QUOTA = "sparkplane-tenant"
 SYSTEM_PRIORITY_QUOTA = "sparkplane-no-system-priority"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -271,9 +277,9 @@ def _binding(policy: str) -> Obj:
     }
 
 
-def _rule(resources: list[str], operations: list[str]) -> Obj:
+def _rule(resources: list[str], operations: list[str], group: str = "") -> Obj:
     return {
-        "apiGroups": [""],
+        "apiGroups": [group],
         "apiVersions": ["v1"],
         "operations": operations,
         "resources": resources,
@@ -281,7 +287,7 @@ def _rule(resources: list[str], operations: list[str]) -> Obj:
 
 
 def policies() -> list[Obj]:
-    """The two policies and their bindings (cluster-scoped; one set serves every tenant)."""
+    """The three policies and their bindings (cluster-scoped; one set serves every tenant)."""
     pods = _policy(
         PODS_POLICY, [_rule(["pods"], ["CREATE"])], _variables(pods=True), _pod_validations()
     )
@@ -304,7 +310,30 @@ def policies() -> list[Obj]:
             )
         ],
     )
-    return [pods, _binding(PODS_POLICY), writes, _binding(WRITES_POLICY)]
+    opt_in = _q(f"{pp.ALLOW_PREFIX}{pp.DRIVER_STATEFULSETS}")
+    statefulsets = _policy(
+        STATEFULSETS_POLICY,
+        [_rule(["statefulsets", "statefulsets/scale"], ["CREATE", "UPDATE", "DELETE"], "apps")],
+        _variables(pods=False),
+        [
+            _validation(
+                f"!variables.isDriver || ({opt_in} in variables.labels && "
+                f"variables.labels[{opt_in}] == 'true')",
+                "kind: StatefulSet: a driver's executor StatefulSets "
+                "(spark.kubernetes.allocation.pods.allocator=statefulset) make pods the driver "
+                "checks of this namespace's policy do not hold; a platform admin opts in with "
+                f"the namespace label {pp.ALLOW_PREFIX}{pp.DRIVER_STATEFULSETS}=true",
+            )
+        ],
+    )
+    return [
+        pods,
+        _binding(PODS_POLICY),
+        writes,
+        _binding(WRITES_POLICY),
+        statefulsets,
+        _binding(STATEFULSETS_POLICY),
+    ]
 
 
 @dataclass(frozen=True)
@@ -363,10 +392,10 @@ def _check(settings: TenantSettings) -> None:
                     "use the driver's own account (default spark-driver)",
                 )
             )
-    unknown = sorted(set(settings.allow) - set(pp.CHECK_NAMES))
+    unknown = sorted(set(settings.allow) - set(TENANT_OPT_OUTS))
     if unknown:
         problems.append(
-            Problem("allow", f"unknown check(s) {unknown}", f"one of {list(pp.CHECK_NAMES)}")
+            Problem("allow", f"unknown check(s) {unknown}", f"one of {list(TENANT_OPT_OUTS)}")
         )
     if settings.pod_security and settings.pod_security not in PSA_LEVELS:
         problems.append(

@@ -35,6 +35,11 @@ SECRETS = f"{POLICY_DOMAIN}/secrets"
 """Namespace annotation: the Secrets pods may reference (names; ``prefix*`` for a prefix)."""
 EXECUTOR_VOLUMES = f"{POLICY_DOMAIN}/executor-volumes"
 """Namespace annotation: ConfigMaps and PVCs a driver's executors may mount besides their own."""
+DRIVER_STATEFULSETS = "driver-statefulsets"
+"""Tenant opt-in (namespace label ``policy.sparkplane.io/allow-driver-statefulsets=true``): a
+driver may create executor StatefulSets (``spark.kubernetes.allocation.pods.allocator=
+statefulset``); their pods are created by the StatefulSet controller, so they meet only the
+namespace-wide checks, not the driver ones."""
 
 SYSTEM_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 #: sparkplane's own identities: a pod must never run as one of them (their tokens could then be

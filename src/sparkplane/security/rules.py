@@ -175,7 +175,8 @@ CLIENT = Policy(
 
 DRIVER = Policy(
     Identity.DRIVER,
-    "the Spark driver: its executor pods and their Services, ConfigMaps and PVCs, nothing more",
+    "the Spark driver: its executor pods (or StatefulSets) and their Services, ConfigMaps and "
+    "PVCs, nothing more",
     "spark-driver",
     namespaced=(
         rule(
@@ -205,6 +206,16 @@ DRIVER = Policy(
             ("create", "get", "list", "delete", "deletecollection"),
             "on-demand executor PVCs, listed again by label to reuse them, deleted by label on "
             "stop (no watch)",
+        ),
+        rule(
+            APPS,
+            "statefulsets",
+            ("create", "get", "list", "watch", "update", "patch", "delete"),
+            "spark.kubernetes.allocation.pods.allocator=statefulset: the driver creates one "
+            "StatefulSet of executors per resource profile, scales and deletes it (Apache's "
+            "workload role grants the same verbs). In a namespace set up with `sparkplane "
+            "tenant setup` the admission policy refuses it unless the namespace opts in "
+            "(docs/security.md): the StatefulSet's pods escape the driver checks",
         ),
     ),
 )

@@ -1,6 +1,6 @@
 """``tenant setup``: hold one namespace to the tenant pod policy (docs/security.md).
 
-Owns :func:`setup`: server-side apply, in order, the cluster's two ValidatingAdmissionPolicies
+Owns :func:`setup`: server-side apply, in order, the cluster's three ValidatingAdmissionPolicies
 and their bindings (idempotent; one set serves every tenant), the Namespace with its policy
 labels and annotations and Pod Security Admission's ``enforce`` label, the client and driver
 roles and the ResourceQuotas that :func:`sparkplane.security.admission.tenant_objects` renders.

@@ -123,7 +123,11 @@ def test_deploy_policy_is_generated_from_code() -> None:
 def test_policies_bind_tenant_namespaces_and_cover_every_check() -> None:
     objects = admission.policies()
     kinds = [o["kind"] for o in objects]
-    assert kinds == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 2
+    assert kinds == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 3
+    # issue 27: a driver's StatefulSet writes need the namespace's opt-in
+    sts = objects[4]["spec"]
+    assert sts["matchConstraints"]["resourceRules"][0]["apiGroups"] == ["apps"]
+    assert "allow-driver-statefulsets" in sts["validations"][0]["expression"]
     pods = objects[0]["spec"]
     assert pods["failurePolicy"] == "Fail"
     messages = " ".join(v["message"] for v in pods["validations"])

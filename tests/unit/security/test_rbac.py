@@ -66,8 +66,19 @@ def test_driver_touches_only_its_executors_objects():
         ("", "services"),
         ("", "configmaps"),
         ("", "persistentvolumeclaims"),
+        ("apps", "statefulsets"),
     }
     assert {"create", "watch", "delete"} <= g[("", "pods")]
+    # issue 27: the statefulset allocator, with the verbs of Apache's workload role
+    assert g[("apps", "statefulsets")] == {
+        "create",
+        "get",
+        "list",
+        "watch",
+        "update",
+        "patch",
+        "delete",
+    }
     # issue 12: a driver cannot read any ConfigMap (other apps' spark.properties) or Service
     for kind in ("configmaps", "services"):
         assert g[("", kind)] == {"create", "delete", "deletecollection"}
