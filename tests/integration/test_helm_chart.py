@@ -73,6 +73,7 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 "--set", "prometheus.metrics.enable=false",
                 "--set", "image.tag=9.9.9",
                 "--set", "logArchive.store=off",
+                "--set", "spark.resourceSelector=foo=bar\\,keyx=valuey",
             ],
             ChartValues(
                 namespace="ops",
@@ -82,6 +83,7 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 metrics_port=None,
                 image="ghcr.io/sparkplane/sparkplane:9.9.9",
                 log_archive="off",
+                resource_selector="foo=bar,keyx=valuey",
             ),
         ),
     ],

@@ -36,6 +36,7 @@ class ChartValues:
     namespace: str = deploy.DEFAULT_NAMESPACE  # the release namespace
     image: str = deploy.DEFAULT_IMAGE
     job_namespaces: tuple[str, ...] = ()  # spark.jobNamespaces; () = every namespace
+    resource_selector: str = ""  # spark.resourceSelector; "" = every custom resource
     replicas: int = 2  # controller.replicas
     workers: int = 8  # controller.workers
     metrics_port: int | None = 9090  # prometheus.metrics.{enable,port}
@@ -72,6 +73,7 @@ def operator_objects(v: ChartValues) -> list[Obj]:
         workers=v.workers,
         metrics_port=v.metrics_port,
         limits=v.limits,
+        selector=v.resource_selector,
     )
     out = [o for o in objects if o["kind"] != "Deployment"]
     out.append(

@@ -158,8 +158,10 @@ def run_args(
     workers: int = 8,
     metrics_port: int | None = 9090,
     limits: Limits | None = None,
+    selector: str = "",
 ) -> list[str]:
-    """The ``operator run`` flags of the in-cluster Deployment (the bounds always spelled out)."""
+    """The ``operator run`` flags of the in-cluster Deployment (the bounds always spelled out;
+    ``selector``: only custom resources with these labels, when given)."""
     args = [f"--lease-namespace={namespace}", f"--workers={workers}"]
     if metrics_port is not None:
         args.append(f"--metrics-port={metrics_port}")
@@ -167,6 +169,8 @@ def run_args(
         args += [f"--namespace={ns}" for ns in watched]
     else:
         args.append("--all-namespaces")
+    if selector:
+        args.append(f"--selector={selector}")
     bounds = limits or Limits()
     args += [f"{flag}={getattr(bounds, name)}" for name, (flag, _) in LIMIT_SETTINGS.items()]
     return args
