@@ -46,7 +46,7 @@ def test_every_probe_of_findings_1_and_2_is_refused(tenant: Tenant) -> None:
     assert "hostNetwork" in by_name["SparkApplication: hostNetwork driver"]
     assert "serviceAccountName" in by_name["SparkApplication: driver as an undesignated account"]
     assert "ownerReferences" in by_name["pod not owned by the driver"]
-    assert "allow-driver-statefulsets" in by_name["executor StatefulSet without the opt-in"]
+    assert "driver-statefulsets" in by_name["executor StatefulSet without the opt-in"]
     assert control == []
 
 
