@@ -8,8 +8,9 @@ ResourceReleased``, and, while retained, what Apache's ``spark-driver-pod`` and
 ``spark-driver-config-map`` assertions check (the driver labelled ``spark-app-name=spark``, its
 ``<app>-0-spark-drv-conf-map``). The second is Apache's ``spark-versions`` scenario 2: the
 SparkApplication deleted and created again under the same name must really run — its own driver
-(another uid, controlled by the new resource), its own ``Pi is roughly`` and a full state
-history — never the old outcome (the operator still remembers the old driver's Succeeded
+(another uid, controlled by the new resource; a PySpark app this time, Apache's ``python``
+scenario), its executor, its own ``Pi is roughly`` and a full state history — never the old
+outcome (the operator still remembers the old driver's Succeeded
 tombstone). KWOK covers the failed and still-running predecessors
 (tests/integration/test_operator_reused_name.py).
 """
@@ -53,8 +54,8 @@ def _state(kube: Kube, namespace: str, *states: str, timeout: float) -> dict[str
     return found
 
 
-def _app(namespace: str, tolerations: dict[str, Any]) -> dict[str, Any]:
-    body = spec(NAME, namespace, executors=1, args=["8"])
+def _app(namespace: str, tolerations: dict[str, Any], *, python: bool = False) -> dict[str, Any]:
+    body = spec(NAME, namespace, executors=1, args=["8"], python=python)
     body["spec"]["applicationTolerations"] = tolerations
     return body
 
@@ -91,8 +92,21 @@ def test_retain_duration_then_a_reused_name_really_runs(kube: Kube, operator: st
         timeout=60,
         what="the first SparkApplication gone",
     )
-    second = kube.create(_app(ns, {"resourceRetainPolicy": "Always"}), namespace=ns)
+    # (a PySpark app this time: Apache's python e2e, through the operator)
+    second = kube.create(_app(ns, {"resourceRetainPolicy": "Always"}, python=True), namespace=ns)
     assert second["metadata"]["uid"] != first["metadata"]["uid"]
+
+    def executor() -> dict[str, Any] | None:  # Apache's spark-exec-pod assertion, while it runs
+        driver = _driver(kube, ns)
+        uid = (driver or {}).get("metadata", {}).get("uid")
+        pods = kube.list("v1", "Pod", ns, label_selector="spark-role=executor")
+        return next(
+            (p for p in pods if uid in {r["uid"] for r in p["metadata"]["ownerReferences"]}),
+            None,
+        )
+
+    running = wait_for(executor, timeout=300, what="the new driver's executor", interval=0.5)
+    print("executor labels:", running["metadata"]["labels"])
     done = _state(kube, ns, "TerminatedWithoutReleaseResources", "ResourceReleased", timeout=300)
     assert history_states(done["status"]) == [
         *RUN,
