@@ -44,7 +44,7 @@ def test_the_index_is_by_uid_so_a_recreated_name_sees_only_its_own_pods() -> Non
     assert _uids(tuple(index.drivers())) == ["d-new"]
     index.expire(700)  # the old tombstone runs out; the live app stays
     assert index.of("cr-old") == ((), ())
-    assert index.apps() == [("ns", "x")]
+    assert index.update("MODIFIED", new_driver, 701) == ("ns", "x")  # still known
     assert _uids(index.of("cr-new")[0]) == ["d-new", "e-new"]
 
 
@@ -58,7 +58,7 @@ def test_executors_of_a_deleted_driver_stay_its_apps_until_the_tombstone_expires
     assert _uids(index.of("cr")[0]) == ["e"]
     index.update("DELETED", executor, 3)
     index.expire(20)
-    assert index.of("cr") == ((), ()) and index.apps() == []
+    assert index.of("cr") == ((), ()) and index.drivers() == []
 
 
 def test_a_new_resource_never_takes_a_predecessors_outcome() -> None:

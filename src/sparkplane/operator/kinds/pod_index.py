@@ -89,10 +89,6 @@ class PodIndex:
         )
         return (*drivers, *children), tombstones
 
-    def apps(self) -> list[AppRef]:
-        """(namespace, name) of every application with live pods."""
-        return [self._refs[uid] for uid in self._drivers if uid in self._refs]
-
     def drivers(self) -> list[Obj]:
         """Every live pod an application controls."""
         return [pod for pods in self._drivers.values() for pod in pods.values()]
