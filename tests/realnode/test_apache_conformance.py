@@ -17,6 +17,7 @@ tombstone). KWOK covers the failed and still-running predecessors
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +33,7 @@ from tests.realnode.test_spark import PI_LINE
 
 API = "spark.apache.org/v1"
 NAME = "pi-again"
+TERMINAL = ("TerminatedWithoutReleaseResources", "ResourceReleased")
 RUN = ["Submitted", "DriverRequested", "DriverStarted", "DriverReady", "RunningHealthy"]
 
 
@@ -64,9 +66,11 @@ def _driver(kube: Kube, namespace: str) -> dict[str, Any] | None:
     return kube.get_or_none("v1", "Pod", f"{NAME}-0-driver", namespace)
 
 
+@pytest.mark.timeout(900)  # two real Spark apps and a 10 s retention on 2 shared cores
 def test_retain_duration_then_a_reused_name_really_runs(kube: Kube, operator: str) -> None:
     ns = operator
     retain = {"resourceRetainPolicy": "Always", "resourceRetainDurationMillis": 10000}
+    started = time.monotonic()
     first = kube.create(_app(ns, retain), namespace=ns)
     kept = _state(kube, ns, "TerminatedWithoutReleaseResources", "ResourceReleased", timeout=300)
     assert history_states(kept["status"])[-1] == "TerminatedWithoutReleaseResources", kept["status"]
@@ -84,6 +88,7 @@ def test_retain_duration_then_a_reused_name_really_runs(kube: Kube, operator: st
         "ResourceReleased",
     ]
     wait_for(lambda: _driver(kube, ns) is None, timeout=60, what="retained driver released")
+    print(f"first app released after {time.monotonic() - started:.0f} s")
 
     # spark-versions scenario 2: delete, and create again under the same name at once
     kube.delete(API, "SparkApplication", NAME, ns)
@@ -99,6 +104,11 @@ def test_retain_duration_then_a_reused_name_really_runs(kube: Kube, operator: st
     def executor() -> dict[str, Any] | None:  # Apache's spark-exec-pod assertion, while it runs
         driver = _driver(kube, ns)
         uid = (driver or {}).get("metadata", {}).get("uid")
+        cr = kube.get(API, "SparkApplication", NAME, ns)
+        states = history_states(cr.get("status") or {})
+        if states and states[-1] in TERMINAL:  # ended without an executor: say why
+            log = pod_logs(kube, ns, f"{NAME}-0-driver") if driver else ""
+            raise AssertionError(f"{states} {cr['status']}\n{log[-3000:]}")
         pods = kube.list("v1", "Pod", ns, label_selector="spark-role=executor")
         return next(
             (p for p in pods if uid in {r["uid"] for r in p["metadata"]["ownerReferences"]}),
@@ -106,7 +116,8 @@ def test_retain_duration_then_a_reused_name_really_runs(kube: Kube, operator: st
         )
 
     running = wait_for(executor, timeout=300, what="the new driver's executor", interval=0.5)
-    print("executor labels:", running["metadata"]["labels"])
+    labels = running["metadata"]["labels"]
+    assert (labels["spark-role"], labels["spark-version"]) == ("executor", "4.0.1")
     done = _state(kube, ns, "TerminatedWithoutReleaseResources", "ResourceReleased", timeout=300)
     assert history_states(done["status"]) == [
         *RUN,
