@@ -146,11 +146,19 @@ def submit(kubeconfig: Path, *args: str) -> str:
 
 
 def driver_pod(kube: Kube, namespace: str, app: str) -> dict[str, Any] | None:
-    """The driver pod of ``app`` (its name, or its ``spark-app-name``), if any."""
+    """The driver pod of ``app`` (its name, its ``spark-app-name``, or for a SparkApplication
+    the operator's ``spark.operator/spark-app-name``: Spark's own label is ``spark`` there, as
+    Apache leaves ``spark.app.name`` unset), if any."""
     pods = kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
     for pod in pods:
         meta = pod["metadata"]
-        if app in (meta["labels"].get("spark-app-name"), meta["name"].removesuffix("-driver")):
+        labels = meta["labels"]
+        names = (
+            labels.get("spark.operator/spark-app-name"),
+            labels.get("spark-app-name"),
+            meta["name"].removesuffix("-driver"),
+        )
+        if app in names:
             return pod
     return None
 
