@@ -41,11 +41,16 @@ class RenderContext:
     ``spark_user`` becomes ``SPARK_USER`` (spark-submit uses the OS user, or the proxy
     user); ``master`` is ``spark.master`` (the ``k8s://`` URL of the cluster); ``submit_time``
     gives ``spark.app.submitTime`` and the date line of spark.properties when set.
+    ``pyspark_python``/``pyspark_driver_python`` are the submitter's ``PYSPARK_PYTHON``/
+    ``PYSPARK_DRIVER_PYTHON``, the fallbacks of ``spark.pyspark.python``/
+    ``spark.pyspark.driver.python`` for a Python driver (empty: unset).
     """
 
     master: str = DEFAULT_MASTER
     spark_user: str = "spark"
     submit_time: datetime | None = None
+    pyspark_python: str = ""
+    pyspark_driver_python: str = ""
 
 
 @dataclass(frozen=True)

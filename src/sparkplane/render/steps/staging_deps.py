@@ -10,8 +10,8 @@ hand it: ``file:``, not ``local:``, because Spark's ``SparkContext.addFile``/``a
 working directory, ``SparkFiles.get`` finds them on both sides, archives unpack under their
 ``#alias``) while they skip ``local:`` ones as "already on every node". Names are the file's
 base name (the ``#alias`` fragment is kept on the rewritten URI, so archives keep their unpack
-name), and must be unique in the directory. Used by the staging step (rewrite) and by the submitter (what to
-pack). Pure: never touches the file system.
+name), and must be unique in the directory. Used by the staging step (rewrite) and by the
+submitter (what to pack). Pure: never touches the file system.
 """
 
 from __future__ import annotations
