@@ -1,10 +1,17 @@
 """A local Python dependency shipped with --py-files (through the staging server)."""
 
 
-def top_words(lines, n):
-    counts = (
-        lines.flatMap(lambda line: line.lower().split())
-        .map(lambda word: (word.strip(".,;:!?"), 1))
-        .reduceByKey(lambda a, b: a + b)
-    )
+def top_words(lines, n, stop_file=None):
+    """The ``n`` most frequent words of ``lines``; an executor reads ``stop_file`` (a path in
+    its working directory, e.g. an archive's alias) for words to leave out."""
+
+    def words(part):
+        skip = set(open(stop_file).read().split()) if stop_file else set()
+        for line in part:
+            for word in line.lower().split():
+                word = word.strip(".,;:!?")
+                if word and word not in skip:
+                    yield word
+
+    counts = lines.mapPartitions(words).map(lambda w: (w, 1)).reduceByKey(lambda a, b: a + b)
     return counts.takeOrdered(n, key=lambda pair: (-pair[1], pair[0]))
