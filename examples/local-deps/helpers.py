@@ -1,15 +1,22 @@
 """A local Python dependency shipped with --py-files (through the staging server)."""
 
 
+def _stop_words(path):
+    if not path:
+        return set()
+    with open(path) as listed:
+        return set(listed.read().split())
+
+
 def top_words(lines, n, stop_file=None):
     """The ``n`` most frequent words of ``lines``; an executor reads ``stop_file`` (a path in
     its working directory, e.g. an archive's alias) for words to leave out."""
 
     def words(part):
-        skip = set(open(stop_file).read().split()) if stop_file else set()
+        skip = _stop_words(stop_file)
         for line in part:
-            for word in line.lower().split():
-                word = word.strip(".,;:!?")
+            for raw in line.lower().split():
+                word = raw.strip(".,;:!?")
                 if word and word not in skip:
                     yield word
 

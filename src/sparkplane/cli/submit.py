@@ -101,8 +101,7 @@ PYTHON_ENV_HELP = [
     ),
     (
         "PYSPARK_DRIVER_PYTHON",
-        "The driver's Python, when spark.pyspark.driver.python and spark.pyspark.python "
-        "are unset.",
+        "The driver's Python, when spark.pyspark.driver.python and spark.pyspark.python are unset.",
     ),
 ]
 
