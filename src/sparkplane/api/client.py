@@ -187,7 +187,8 @@ class SparkPlane:
         are uploaded to ``staging_server`` (relative paths resolve against
         ``staging_base_dir``, default: the current directory, as with spark-submit), with
         ``staging_token`` (default: the settings' ``SPARKPLANE_STAGING_TOKEN``, else the
-        connection's bearer token).
+        connection's bearer token). A Python driver falls back to the settings'
+        ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` as spark-submit does.
         """
         from sparkplane.usecases import submit as submission
         from sparkplane.usecases.sources import Source
