@@ -182,7 +182,7 @@ def _answers(kube: Kube, namespace: str, app: str) -> dict[str, object]:
         pod = driver_pod(kube, namespace, app)
         return pod if pod and pod["status"].get("phase") in DONE else None
 
-    pod = wait_for(done, timeout=420, what=f"{app}'s driver to finish", interval=2)
+    pod = wait_for(done, timeout=900, what=f"{app}'s driver to finish", interval=2)
     assert pod is not None
     logs = pod_logs(kube, namespace, pod["metadata"]["name"])
     assert pod["status"]["phase"] == "Succeeded", logs[-4000:]
@@ -192,6 +192,7 @@ def _answers(kube: Kube, namespace: str, app: str) -> dict[str, object]:
     return answers
 
 
+@pytest.mark.timeout(1800)
 def test_staged_files_archives_and_jars_reach_spark_as_with_spark_submit(
     real_cluster: DevCluster,
     kubeconfig: Path,
