@@ -19,6 +19,8 @@ LOG_ARCHIVE_ENV = "SPARKPLANE_LOG_ARCHIVE"
 EVENT_LOG_ROOT_ENV = "SPARKPLANE_EVENT_LOG_ROOT"
 CACHE_DIR_ENV = "SPARKPLANE_CACHE_DIR"
 STAGING_TOKEN_ENV = "SPARKPLANE_STAGING_TOKEN"
+PYSPARK_PYTHON_ENV = "PYSPARK_PYTHON"
+PYSPARK_DRIVER_PYTHON_ENV = "PYSPARK_DRIVER_PYTHON"
 
 
 def _default_cache_dir() -> Path:
@@ -41,6 +43,12 @@ class Settings:
     #: ``SPARKPLANE_STAGING_TOKEN``: an upload secret for the staging server, for a submitter
     #: whose credential is no bearer token (a client certificate).
     staging_token: str = ""
+    #: ``PYSPARK_PYTHON``: the Python of a submitted app's executors (and of its driver unless
+    #: set below) when ``spark.pyspark.python`` is unset, as spark-submit reads it.
+    pyspark_python: str = ""
+    #: ``PYSPARK_DRIVER_PYTHON``: the Python of a submitted app's driver when neither
+    #: ``spark.pyspark.driver.python`` nor ``spark.pyspark.python`` is set.
+    pyspark_driver_python: str = ""
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -51,6 +59,8 @@ class Settings:
             "log_archive": env.get(LOG_ARCHIVE_ENV, "").strip(),
             "event_log_root": env.get(EVENT_LOG_ROOT_ENV, "").strip(),
             "staging_token": env.get(STAGING_TOKEN_ENV, "").strip(),
+            "pyspark_python": env.get(PYSPARK_PYTHON_ENV, ""),
+            "pyspark_driver_python": env.get(PYSPARK_DRIVER_PYTHON_ENV, ""),
         }
         if env.get(CACHE_DIR_ENV):
             found["cache_dir"] = Path(env[CACHE_DIR_ENV]).expanduser()

@@ -152,7 +152,7 @@ def test_submit_with_local_deps_end_to_end(
     secret_name = volumes["sparkplane-staging-secret"]["secret"]["secretName"]
     main = spec["containers"][0]
     assert {"name": "sparkplane-deps", "mountPath": DEPS, "readOnly": True} in main["volumeMounts"]
-    assert main["args"][main["args"].index("--class") + 2] == f"local://{DEPS}/app.jar"
+    assert main["args"][main["args"].index("--class") + 2] == f"file://{DEPS}/app.jar"
 
     # the executor template ConfigMap carries the same init-container
     selector = f"spark-app-selector={result.app_id}"
@@ -165,8 +165,8 @@ def test_submit_with_local_deps_end_to_end(
     # spark.properties points Spark at the localized copies
     conf_cm = next(c for c in cms if "spark.properties" in c["data"])
     props = load(conf_cm["data"]["spark.properties"])
-    assert props["spark.jars"] == f"local://{DEPS}/app.jar"
-    assert props["spark.files"] == f"local://{DEPS}/lookup.csv,local://{DEPS}/helpers.py"
+    assert props["spark.jars"] == f"file://{DEPS}/app.jar"
+    assert props["spark.files"] == f"file://{DEPS}/lookup.csv,file://{DEPS}/helpers.py"
 
     # the Secret exists, is owned by the driver, and unlocks the bundle
     secret_obj = kube.get("v1", "Secret", secret_name, namespace)
@@ -315,7 +315,7 @@ def test_local_deps_example_through_the_cli(
     [driver] = kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
     [init] = driver["spec"]["initContainers"]
     main = driver["spec"]["containers"][0]
-    assert f"local://{DEPS}/wordcount.py" in main["args"]
+    assert f"file://{DEPS}/wordcount.py" in main["args"]
     secret_name = next(
         v["secret"]["secretName"] for v in driver["spec"]["volumes"] if "secret" in v
     )

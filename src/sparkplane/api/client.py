@@ -160,7 +160,7 @@ class SparkPlane:
         from sparkplane.usecases.sources import Source
 
         src = source if isinstance(source, Source) else self.source(source)
-        opts = _options(options)
+        opts = _options({**self._python_options(), **options})
         return submission.render_source(src, Mode(mode), opts, self._kube)
 
     def submit(
@@ -187,7 +187,8 @@ class SparkPlane:
         are uploaded to ``staging_server`` (relative paths resolve against
         ``staging_base_dir``, default: the current directory, as with spark-submit), with
         ``staging_token`` (default: the settings' ``SPARKPLANE_STAGING_TOKEN``, else the
-        connection's bearer token).
+        connection's bearer token). A Python driver falls back to the settings'
+        ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` as spark-submit does.
         """
         from sparkplane.usecases import submit as submission
         from sparkplane.usecases.sources import Source
@@ -214,6 +215,7 @@ class SparkPlane:
                 "staging_ca_file": Path(staging_ca_file) if staging_ca_file else None,
                 "staging_base_dir": Path(staging_base_dir) if staging_base_dir else None,
                 "staging_token": staging_token or self.settings.staging_token or None,
+                **self._python_options(),
             }
         )
         kube = self._kube_for(src)
@@ -222,6 +224,14 @@ class SparkPlane:
         finally:
             if kube is not self.kube:
                 kube.close()
+
+    def _python_options(self) -> dict[str, str | None]:
+        """The submitter's ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` (from the settings), which
+        a Python driver falls back to as with spark-submit."""
+        return {
+            "pyspark_python": self.settings.pyspark_python or None,
+            "pyspark_driver_python": self.settings.pyspark_driver_python or None,
+        }
 
     def _kube_for(self, src: Source) -> Kube:
         """spark-submit's ``--master``: this connection, or the context for that server."""

@@ -67,8 +67,10 @@ StagingServer = Annotated[
     typer.Option(
         "--staging-server",
         envvar="SPARKPLANE_STAGING_URL",
-        help="Resource staging server URL: local jars/files/py-files are uploaded there and "
-        "fetched by an init-container (native mode).",
+        help="Resource staging server URL: local jars/files/py-files/archives are uploaded "
+        "there, fetched by an init-container and handed to Spark as file:// URIs, so "
+        "SparkFiles.get and archive #aliases work as with spark-submit's upload path "
+        "(native mode).",
         show_default=False,
     ),
 ]
@@ -91,6 +93,19 @@ StagingCa = Annotated[
 ]
 
 
+PYTHON_ENV_HELP = [
+    (
+        "PYSPARK_PYTHON",
+        "The Python of the executors (e.g. ./env/bin/python from --archives env.tgz#env) and "
+        "of the driver, when spark.pyspark.python is unset.",
+    ),
+    (
+        "PYSPARK_DRIVER_PYTHON",
+        "The driver's Python, when spark.pyspark.driver.python and spark.pyspark.python are unset.",
+    ),
+]
+
+
 class SubmitCommand(typer.core.TyperCommand):
     """``submit``/``render``: their help also lists the spark-submit flags they accept, from
     the parser's own table (:func:`sparkplane.spec.submit_args.accepted_flags`)."""
@@ -103,6 +118,8 @@ class SubmitCommand(typer.core.TyperCommand):
         with formatter.section("spark-submit arguments (before the primary resource)"):
             rows = [(f, t) for f, t in accepted_flags() if f.split()[0] not in own]
             formatter.write_dl(rows)
+        with formatter.section("Environment (native mode, Python apps, as spark-submit)"):
+            formatter.write_dl(PYTHON_ENV_HELP)
         super().format_epilog(ctx, formatter)
 
 

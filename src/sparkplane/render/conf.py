@@ -44,12 +44,17 @@ class RenderContext:
     ``name_from_metadata``: ``spark.app.name`` defaults to ``metadata.name`` (sparkplane's
     native submit: ``spark-submit --name <metadata.name>``); False leaves it unset unless the
     user set it (Apache's operator, reference §9.8), so Spark's own default names the labels.
+    ``pyspark_python``/``pyspark_driver_python`` are the submitter's ``PYSPARK_PYTHON``/
+    ``PYSPARK_DRIVER_PYTHON``, the fallbacks of ``spark.pyspark.python``/
+    ``spark.pyspark.driver.python`` for a Python driver (empty: unset).
     """
 
     master: str = DEFAULT_MASTER
     spark_user: str = "spark"
     submit_time: datetime | None = None
     name_from_metadata: bool = True
+    pyspark_python: str = ""
+    pyspark_driver_python: str = ""
 
 
 SPARK_DEFAULT_APP_NAME = "spark"

@@ -105,7 +105,7 @@ def render(
     """
     if check:
         validate(app)
-    app = localize_dependencies(app, ids)  # staged or downloaded deps -> local:// copies
+    app = localize_dependencies(app, ids)  # staged or downloaded deps -> file:// copies
     conf = DriverConf.build(app, ids, ctx)
     steps = steps_for(app, extra_steps=extra_steps, import_steps=import_steps)
     state = fold(steps, initial_state(conf), conf)

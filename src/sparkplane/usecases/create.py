@@ -71,6 +71,10 @@ class SubmitOptions:
     staging_internal_server: str | None = None  # URL pods use, if not staging_server
     staging_base_dir: Path | None = None  # relative local paths resolve here (default: cwd)
     staging_token: str | None = None  # upload credential (default: the kubeconfig's token)
+    # the submitter's PYSPARK_PYTHON / PYSPARK_DRIVER_PYTHON (Settings), as spark-submit reads
+    # them: the driver's Pythons when spark.pyspark.python / .driver.python are unset
+    pyspark_python: str | None = None
+    pyspark_driver_python: str | None = None
 
     def staging(self) -> StagingOptions | None:
         """The staging part of these options, or None without a staging server."""
@@ -108,6 +112,8 @@ def render_native(
         master=master,
         spark_user=opts.spark_user or _user(),
         submit_time=datetime.now(UTC),
+        pyspark_python=opts.pyspark_python or "",
+        pyspark_driver_python=opts.pyspark_driver_python or "",
     )
     # the submitting process: the one place user steps a spec names are imported
     rendered = render(app, ids, ctx, check=False, import_steps=True)

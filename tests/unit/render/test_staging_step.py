@@ -64,6 +64,8 @@ def _executor_template(objects: list[dict[str, Any]]) -> dict[str, Any]:
         ("https://h/x/data.zip#d", Kind.REMOTE, "https://h/x/data.zip", "data.zip", "d"),
         ("local:///opt/spark/x.jar", Kind.IMAGE, "local:///opt/spark/x.jar", "", ""),
         ("s3a://bucket/x.jar", Kind.OTHER, "s3a://bucket/x.jar", "", ""),
+        # a copy sparkplane already localized: never uploaded again
+        (f"file://{DEPS}/x.jar", Kind.IMAGE, f"file://{DEPS}/x.jar", "", ""),
     ],
 )
 def test_dependency_classification(
@@ -114,9 +116,9 @@ def test_driver_pod_gets_init_container_volumes_and_mount() -> None:
     [main] = spec["containers"]
     assert {"mountPath": DEPS, "name": "sparkplane-deps", "readOnly": True} in main["volumeMounts"]
     # the primary resource and spark.jars now point at the localized copies
-    assert main["args"][-2:] == [f"local://{DEPS}/app.jar", "10"]
+    assert main["args"][-2:] == [f"file://{DEPS}/app.jar", "10"]
     props = _props(rendered.resources)
-    assert props["spark.jars"] == f"local://{DEPS}/app.jar,local://{DEPS}/dep.jar"
+    assert props["spark.jars"] == f"file://{DEPS}/app.jar,file://{DEPS}/dep.jar"
     assert props["spark.kubernetes.sparkplane.staging.resourceId"] == "r-123"
     # the Secret (with the download secret) is the submitter's: rendering never sees it
     assert "Secret" not in [o["kind"] for o in rendered.objects]
@@ -185,10 +187,10 @@ def test_python_app_primary_and_py_files_are_localized() -> None:
     )
     rendered = render(_staged(app), IDS)
     args = rendered.driver_pod["spec"]["containers"][0]["args"]
-    assert f"local://{DEPS}/main.py" in args
+    assert f"file://{DEPS}/main.py" in args
     props = _props(rendered.resources)
-    assert props["spark.submit.pyFiles"] == f"local://{DEPS}/helpers.zip,local:///opt/x.py"
-    assert props["spark.files"] == f"local://{DEPS}/app.conf#app.conf"
+    assert props["spark.submit.pyFiles"] == f"file://{DEPS}/helpers.zip,local:///opt/x.py"
+    assert props["spark.files"] == f"file://{DEPS}/app.conf#app.conf"
 
 
 def test_remote_uris_localized_without_a_staging_server_when_asked() -> None:
@@ -208,9 +210,9 @@ def test_remote_uris_localized_without_a_staging_server_when_asked() -> None:
     assert "sparkplane-staging-secret" not in [v["name"] for v in spec["volumes"]]
     props = _props(rendered.resources)
     assert props["spark.jars"] == (
-        f"local://{DEPS}/app.jar,s3a://b/other.jar,local:///opt/in-image.jar"
+        f"file://{DEPS}/app.jar,s3a://b/other.jar,local:///opt/in-image.jar"
     )
-    assert props["spark.files"] == f"local://{DEPS}/data.zip#data"
+    assert props["spark.files"] == f"file://{DEPS}/data.zip#data"
     # not opted in: http(s) stays for Spark to fetch, no init-container
     plain = render(make_app(jars="https://repo/x/app.jar"), IDS)
     assert "initContainers" not in plain.driver_pod["spec"]
@@ -240,6 +242,37 @@ def test_name_clashes_are_reported_with_field_paths() -> None:
     # the same file named twice is not a clash
     same = _staged(make_app(jars="/a/app.jar", sparkConf={"spark.jars": "/a/app.jar"}))
     assert render(same, IDS).driver_pod["spec"]["initContainers"]
+
+
+def test_staged_files_and_archives_become_file_uris_spark_serves_itself() -> None:
+    """As spark-submit's upload path rewrites them: ``file:`` (SparkContext puts those on the
+    driver's file server, so SparkFiles.get works on driver and executors and archives unpack
+    under their alias), never ``local:`` (which addFile/addArchive skip). In one list, local
+    entries are rewritten and remote ones kept as written (SPARK-40817), in their order."""
+    app = _staged(
+        make_app(
+            mainClass=None,
+            jars=None,
+            pyFiles="job.py",
+            files="data.txt,https://h/remote.txt,local:///opt/in-image.txt",
+            sparkConf={
+                "spark.archives": "env.tgz#env,/abs/deps.zip,s3a://b/other.zip#o",
+                "spark.jars": "file:///home/me/udf.jar",
+            },
+        )
+    )
+    rendered = render(app, IDS)
+    props = _props(rendered.resources)
+    assert props["spark.files"] == (
+        f"file://{DEPS}/data.txt,https://h/remote.txt,local:///opt/in-image.txt"
+    )
+    assert props["spark.archives"] == (
+        f"file://{DEPS}/env.tgz#env,file://{DEPS}/deps.zip,s3a://b/other.zip#o"
+    )
+    assert props["spark.jars"] == f"file://{DEPS}/udf.jar"
+    args = rendered.driver_pod["spec"]["containers"][0]["args"]
+    assert f"file://{DEPS}/job.py" in args
+    assert not [v for v in props.values() if f"local://{DEPS}" in v]
 
 
 def test_localize_is_idempotent_and_the_step_pure() -> None:

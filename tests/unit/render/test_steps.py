@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sparkplane.render import DriverConf, DriverState
+from sparkplane.render import DriverConf, DriverState, RenderContext
 from sparkplane.render.properties import load
 from sparkplane.render.step import Step
 from sparkplane.render.steps.basic_driver import BasicDriverStep
@@ -208,6 +208,33 @@ def test_driver_command_args() -> None:
     assert _env(out) == {"PYSPARK_PYTHON": "python3", "PYSPARK_DRIVER_PYTHON": "python3"}
     no_jar = make_app(jars=None)
     assert _apply(DriverCommandStep(), make_conf(no_jar)).container["args"][-1] == "spark-internal"
+
+
+@pytest.mark.parametrize(
+    ("conf", "env", "expected"),
+    [
+        # the submitter's PYSPARK_PYTHON alone: both (SPARK-33748's ./env/bin/python)
+        ({}, ("./env/bin/python", ""), ("./env/bin/python", "./env/bin/python")),
+        ({}, ("./env/bin/python", "python3"), ("./env/bin/python", "python3")),
+        ({}, ("", "python3"), (None, "python3")),
+        ({}, ("", ""), (None, None)),
+        # the confs win over the environment, spark.pyspark.python over PYSPARK_DRIVER_PYTHON
+        ({"spark.pyspark.python": "/c/py"}, ("/e/py", "/e/dpy"), ("/c/py", "/c/py")),
+        ({"spark.pyspark.driver.python": "/c/dpy"}, ("/e/py", ""), ("/e/py", "/c/dpy")),
+    ],
+)
+def test_python_driver_falls_back_to_the_submitters_environment(
+    conf: dict[str, str], env: tuple[str, str], expected: tuple[str | None, str | None]
+) -> None:
+    """As Spark's DriverCommandFeatureStep: conf first, then the submitter's environment (which
+    Settings reads and the RenderContext carries)."""
+    py = make_app(jars=None, mainClass=None, pyFiles="local:///pi.py", sparkConf=conf)
+    ctx = RenderContext(pyspark_python=env[0], pyspark_driver_python=env[1])
+    out = _apply(DriverCommandStep(), make_conf(py, ctx))
+    got = _env(out) if "env" in out.container else {}
+    assert (got.get("PYSPARK_PYTHON"), got.get("PYSPARK_DRIVER_PYTHON")) == expected
+    java = _apply(DriverCommandStep(), make_conf(make_app(), ctx))
+    assert "env" not in java.container
 
 
 def test_executor_template_carries_placement() -> None:

@@ -106,7 +106,7 @@ def test_stage_uploads_a_bundle_the_init_container_can_fetch(
         assert (dest / name).read_bytes() == source.read_bytes()
     # and the rendered driver points at those copies
     pod = render(staged.app, IDS).driver_pod
-    assert pod["spec"]["containers"][0]["args"][-1] == "local:///var/sparkplane/deps/app.jar"
+    assert pod["spec"]["containers"][0]["args"][-1] == "file:///var/sparkplane/deps/app.jar"
     command = pod["spec"]["initContainers"][0]["command"]
     assert command[command.index("--max-bytes") + 1] == str(unpacked)
 

@@ -3,9 +3,15 @@
 Sets the container args the stock image entrypoint expects:
 ``driver [--proxy-user u] --properties-file /opt/spark/conf/spark.properties --class <main>
 <resource> <app args...>``. No ``command``: the image's ENTRYPOINT runs. JVM apps without a
-jar use ``spark-internal``; Python apps get ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` from
-``spark.pyspark.python``/``spark.pyspark.driver.python`` when set (the submitter's environment
-is not read). Adds ``spark.kubernetes.resource.type``. Pure.
+jar use ``spark-internal``; Python apps get ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` as
+Spark's step chooses them: ``PYSPARK_PYTHON`` = ``spark.pyspark.python``, else the submitter's
+``PYSPARK_PYTHON``; ``PYSPARK_DRIVER_PYTHON`` = ``spark.pyspark.driver.python``, else
+``spark.pyspark.python``, else the submitter's ``PYSPARK_DRIVER_PYTHON``, else its
+``PYSPARK_PYTHON``. The submitter's values come in the ``RenderContext`` (read from the
+environment by :class:`sparkplane.settings.Settings`, never here). E.g. an environment shipped
+with ``--archives env.tgz#env`` and ``PYSPARK_PYTHON=./env/bin/python`` (SPARK-33748: the
+driver unpacks archives into its working directory too). Adds ``spark.kubernetes.resource.type``.
+Pure.
 """
 
 from __future__ import annotations
@@ -15,6 +21,20 @@ from sparkplane.render.state import DriverState, append, clone, env_var
 
 SPARK_CONF_FILE = "/opt/spark/conf/spark.properties"
 NO_RESOURCE = "spark-internal"
+
+
+def python_env(conf: DriverConf) -> list[tuple[str, str]]:
+    """``(name, value)`` of ``PYSPARK_PYTHON`` and ``PYSPARK_DRIVER_PYTHON``, those set."""
+    ctx = conf.ctx
+    python = conf.get("spark.pyspark.python") or ctx.pyspark_python
+    driver_python = (
+        conf.get("spark.pyspark.driver.python")
+        or conf.get("spark.pyspark.python")
+        or ctx.pyspark_driver_python
+        or ctx.pyspark_python
+    )
+    pairs = (("PYSPARK_PYTHON", python), ("PYSPARK_DRIVER_PYTHON", driver_python))
+    return [(name, value) for name, value in pairs if value]
 
 
 def driver_args(conf: DriverConf) -> list[str]:
@@ -37,14 +57,7 @@ class DriverCommandStep:
         container = clone(state.container)
         append(container, "args", driver_args(conf))
         if conf.main.type == "python":
-            python = conf.get("spark.pyspark.python")
-            driver_python = conf.get("spark.pyspark.driver.python") or python
-            env = []
-            if python:
-                env.append(env_var("PYSPARK_PYTHON", python))
-            if driver_python:
-                env.append(env_var("PYSPARK_DRIVER_PYTHON", driver_python))
-            append(container, "env", env)
+            append(container, "env", [env_var(n, v) for n, v in python_env(conf)])
         return state.evolve(
             container=container, properties={"spark.kubernetes.resource.type": conf.main.type}
         )

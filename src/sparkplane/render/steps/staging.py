@@ -8,7 +8,7 @@ Two sources, one init-container (``sparkplane fetch``, image ``initContainer.ima
 - http(s) dependencies, when ``spark.kubernetes.sparkplane.localizeRemote=true``.
 
 :func:`localize_dependencies` rewrites the spec (pipeline, before the conf is resolved): those
-dependencies become ``local://<DEPS_DIR>/<name>`` (so ``spark.jars``, ``spark.files``,
+dependencies become ``file://<DEPS_DIR>/<name>`` (so ``spark.jars``, ``spark.files``,
 ``spark.submit.pyFiles`` and the primary resource follow), and the executor pod template gets
 the init-container, the volumes and the mount. :class:`StagingStep` does the same to the
 driver pod. Everything is read from these Spark conf keys (all ``spark.kubernetes.sparkplane.``):
@@ -215,7 +215,7 @@ def _chosen(app: SparkApp) -> list[Dependency]:
 
 
 def localize_dependencies(app: SparkApp, ids: AppIds) -> SparkApp:
-    """Point the localized dependencies at ``local://`` copies and add the init-container to
+    """Point the localized dependencies at ``file://`` copies and add the init-container to
     the executor template; ``app`` itself when there is nothing to localize (idempotent)."""
     chosen = _chosen(app)
     if not chosen:

@@ -4,10 +4,14 @@ A dependency is one entry of ``spec.jars``, ``spec.pyFiles``, ``spec.files``,
 ``spec.sparkRFiles`` or of the ``spark.jars``, ``spark.files``, ``spark.submit.pyFiles``,
 ``spark.archives`` sparkConf lists. Submitter-local ones (no scheme, or ``file:``) are uploaded
 to a staging server; http(s) ones are downloaded by the init-container when the user opts in.
-Either way Spark then reads ``local://<dir>/<name>``. Names are the file's base name (the
-``#alias`` fragment is kept on the rewritten URI, so archives keep their unpack name), and must
-be unique in the directory. Used by the staging step (rewrite) and by the submitter (what to
-pack). Pure: never touches the file system.
+Either way Spark then reads ``file://<dir>/<name>``, the URI spark-submit's upload path would
+hand it: ``file:``, not ``local:``, because Spark's ``SparkContext.addFile``/``addArchive``/
+``addJar`` put ``file:`` entries on the driver's file server (executors fetch them into their
+working directory, ``SparkFiles.get`` finds them on both sides, archives unpack under their
+``#alias``) while they skip ``local:`` ones as "already on every node". Names are the file's
+base name (the ``#alias`` fragment is kept on the rewritten URI, so archives keep their unpack
+name), and must be unique in the directory. Used by the staging step (rewrite) and by the
+submitter (what to pack). Pure: never touches the file system.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from sparkplane.spec.models import SparkApp
 
 DEPS_DIR = "/var/sparkplane/deps"
 """Where the init-container puts every localized dependency (an emptyDir shared with Spark)."""
+LOCALIZED_PREFIX = f"file://{DEPS_DIR}/"
+"""How every localized dependency's URI starts."""
 
 SPEC_FIELDS = (
     ("jars", "spec.jars"),
@@ -42,7 +48,8 @@ class Kind(StrEnum):
     REMOTE = "remote"
     """http(s): the init-container can download it (``localizeRemote``)."""
     IMAGE = "image"
-    """``local://``: already in the container image."""
+    """``local://``: already in the container image (or ``file://`` in :data:`DEPS_DIR`:
+    already localized into the pod)."""
     OTHER = "other"
     """Any other scheme (s3a, hdfs, ...): Spark fetches it itself."""
 
@@ -63,13 +70,18 @@ class Dependency:
     fragment: str = ""
 
     def localized(self, directory: str = DEPS_DIR) -> str:
-        """The ``local://`` URI Spark reads once the init-container has run."""
-        uri = f"local://{directory}/{quote(self.name)}"
+        """The ``file://`` URI Spark reads once the init-container has run (see the module
+        docstring for why not ``local://``)."""
+        uri = f"file://{directory}/{quote(self.name)}"
         return f"{uri}#{self.fragment}" if self.fragment else uri
 
 
 def classify(uri: str) -> Kind:
-    """The kind of ``uri`` (the same "local file" rule as the validator)."""
+    """The kind of ``uri`` (the same "local file" rule as the validator, except that a
+    ``file:`` URI in :data:`DEPS_DIR` is a copy already localized, so a second rewrite leaves
+    it alone)."""
+    if uri.startswith(LOCALIZED_PREFIX):
+        return Kind.IMAGE
     if "://" not in uri or uri.startswith("file:"):
         return Kind.LOCAL
     scheme = urlsplit(uri).scheme.lower()
