@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowFailException
 
 from sparkplane_airflow import connection, ids, outcome
 from sparkplane_airflow.hooks import SparkPlaneHook
@@ -92,11 +93,21 @@ class SparkPlaneSubmitOperator(BaseOperator):
 
     # -- the task -------------------------------------------------------------------------
     def execute(self, context: Context) -> Any:
+        from sparkplane.errors import ValidationError
+
         sid = self.submission_id(context)
         hook = SparkPlaneHook(self.sparkplane_conn_id)
         deadline = self._deadline(context)
+        try:
+            hook.connect_kwargs()
+            extra = hook.submit_kwargs()
+        except connection.ConnectionFieldError as exc:  # no retry fixes a wrong connection
+            raise AirflowFailException(str(exc)) from None
         with hook.client(self.namespace) as sp:
-            app = self._start(sp, sid, hook.submit_kwargs())
+            try:
+                app = self._start(sp, sid, extra)
+            except ValidationError as exc:  # the spec is wrong: nothing was created
+                raise AirflowFailException(str(exc)) from None
             self._running = (app.name, app.namespace)
             self._push_link(context, sp, app, hook.fields()[2])
             if self.deferrable:

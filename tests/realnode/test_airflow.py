@@ -1,0 +1,144 @@
+"""A real Airflow 3 (SQLite, LocalExecutor, every component its own process) runs sparkplane's
+provider against the real node: the DAG of docs/airflow.md submits a native SparkPi, defers, and
+survives its scheduler and triggerer being killed (SIGKILL) and restarted while it waits: the
+restarted triggerer re-attaches to the same app (exactly one driver), the task ends success with
+the app's outcome in XCom and the driver's log in the task log. Meanwhile a second, long app's
+task is cleared while deferred (its DAG paused, so nothing runs it again): the trigger's
+``on_kill`` kills the app and nothing of it is left.
+
+Airflow reaches the cluster through a ``sparkplane`` connection (``AIRFLOW_CONN_*``, extra
+``kubeconfig``) holding a kubeconfig minted for a service account with sparkplane's ``client``
+role only: the provider runs with the RBAC the project ships, never as admin. Two Spark apps, one
+Airflow boot (~1 min): the suite's time stays small.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import yaml
+
+from sparkplane import SparkPlane
+from sparkplane.kube import Kube
+from sparkplane_airflow.ids import submission_id  # pure (pytest's pythonpath): no Airflow
+from tests.docblocks import blocks
+from tests.integration.helpers import wait_for
+from tests.realnode.airflowd import ROOT, Airflow
+from tests.realnode.sparkapps import spec
+
+PORT = int(os.environ.get("SPARKPLANE_REAL_TEST_PORT_BASE", "17463")) + 30
+DOCS_DAG = "spark_pi"
+LONG_DAG = "spark_long"
+LONG = """
+from datetime import datetime
+
+from airflow.sdk import DAG
+from sparkplane_airflow.operators import SparkPlaneSubmitOperator
+
+with DAG("spark_long", schedule=None, start_date=datetime(2026, 1, 1)):
+    SparkPlaneSubmitOperator(task_id="pi", spec={spec})
+"""
+SPARK_LABELS = ("spark-app-selector", "spark-role", "sparkplane.io/submission-id")
+
+
+def docs_dag() -> str:
+    """The DAG of docs/airflow.md, as a user copies it."""
+    python = [b for b in blocks(ROOT / "docs" / "airflow.md") if b.lang == "python"]
+    assert python, "docs/airflow.md has no python block (the DAG)"
+    return python[0].text
+
+
+def client_kubeconfig(kubeconfig: Path, namespace: str, dest: Path) -> Path:
+    """A kubeconfig for service account ``airflow`` holding sparkplane's client role only."""
+    with SparkPlane.connect(kubeconfig=kubeconfig, namespace=namespace) as sp:
+        sp.rbac("client", namespace, service_account="airflow", apply=True)
+        minted = sp.kubeconfig("airflow", namespace)
+    dest.write_text(minted.text())
+    return dest
+
+
+def objects_of(kube: Kube, namespace: str, sid: str) -> list[str]:
+    """Every pod, service and config map sparkplane made under submission id ``sid``."""
+    found = []
+    selector = f"sparkplane.io/submission-id={sid}"
+    for kind in ("Pod", "Service", "ConfigMap"):
+        found += [
+            f"{kind}/{o['metadata']['name']}"
+            for o in kube.list("v1", kind, namespace, label_selector=selector)
+        ]
+    return found
+
+
+def drivers(kube: Kube, namespace: str, sid: str) -> list[str]:
+    selector = f"sparkplane.io/submission-id={sid},spark-role=driver"
+    return [
+        p["metadata"]["name"] for p in kube.list("v1", "Pod", namespace, label_selector=selector)
+    ]
+
+
+def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
+    kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path
+) -> None:
+    conn = {
+        "conn_type": "sparkplane",
+        "extra": {
+            "kubeconfig": str(
+                client_kubeconfig(kubeconfig, namespace, tmp_path / "airflow.kubeconfig")
+            ),
+            "namespace": namespace,
+        },
+    }
+    airflow = Airflow(
+        tmp_path / "airflow", PORT, {"AIRFLOW_CONN_SPARKPLANE_DEFAULT": json.dumps(conn)}
+    )
+    pi = spec("spark-pi", namespace, executors=1, args=["20"])
+    (airflow.dags / "spark-pi.yaml").write_text(yaml.safe_dump(pi))
+    (airflow.dags / "spark_pi.py").write_text(docs_dag())
+    long = spec("spark-long", namespace, executors=1, args=["200000"])
+    (airflow.dags / "spark_long.py").write_text(LONG.replace("{spec}", repr(long)))
+    try:
+        airflow.up()
+        airflow.trigger(DOCS_DAG, "run-1")
+        airflow.trigger(LONG_DAG, "run-1")
+        pi_sid = submission_id(DOCS_DAG, "run-1", "pi")
+        long_sid = submission_id(LONG_DAG, "run-1", "pi")
+
+        # both wait in the triggerer; the long app's driver runs
+        airflow.wait_state(DOCS_DAG, "run-1", "pi", ("deferred",), timeout=240)
+        airflow.wait_state(LONG_DAG, "run-1", "pi", ("deferred",), timeout=240)
+        assert len(drivers(kube, namespace, pi_sid)) == 1
+
+        # a crash of the scheduler and the triggerer while deferred, then a restart
+        airflow.kill("triggerer")
+        airflow.kill("scheduler")
+        assert drivers(kube, namespace, long_sid), "the app must outlive the triggerer"
+        airflow.start("scheduler")
+        airflow.start("triggerer")
+
+        # the short app ends; its task resumes: success, one driver, XCom, the driver's log
+        airflow.wait_state(DOCS_DAG, "run-1", "pi", ("success",), timeout=420)
+        assert len(drivers(kube, namespace, pi_sid)) == 1, "re-attached, never submitted twice"
+        result = airflow.xcom(DOCS_DAG, "run-1", "pi")
+        assert result["state"] == "Succeeded"
+        assert (result["namespace"], result["submission_id"]) == (namespace, pi_sid)
+        assert result["name"] and result["mode"] == "native"
+        log = airflow.task_log(DOCS_DAG, "run-1", "pi")
+        assert "driver | " in log and "Pi is roughly" in log, log[-3000:]
+
+        # the long app's task, cleared while deferred (DAG paused: nothing runs it again)
+        assert airflow.state(LONG_DAG, "run-1", "pi") == "deferred"
+        airflow.pause(LONG_DAG)
+        airflow.clear(LONG_DAG, "run-1", "pi")
+        wait_for(
+            lambda: not objects_of(kube, namespace, long_sid),
+            timeout=180,
+            what="the cleared task's app killed, nothing of it left",
+            interval=1,
+        )
+        assert airflow.state(LONG_DAG, "run-1", "pi") in (None, "none", "removed")
+    finally:
+        airflow.stop_all()
+        for component in ("scheduler", "triggerer"):
+            print(f"---- {component} ----\n{airflow.log(component)}")
