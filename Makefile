@@ -103,8 +103,9 @@ integration: $(STAMP)
 	$(BIN)/python -m sparkplane_devcluster.helmbin
 	$(BIN)/python -m pytest -q tests/integration
 
-## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc).
-realnode: $(STAMP)
+## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);
+## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow
+realnode: $(STAMP) $(AIRFLOW_STAMP)
 ifeq ($(REALNODE),0)
 	@echo "REALNODE=0: the real-Spark suite (tests/realnode) was DESELECTED; nothing proves Spark runs"
 else

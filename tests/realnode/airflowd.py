@@ -150,7 +150,13 @@ class Airflow:
         return result
 
     def state(self, dag_id: str, run_id: str, task_id: str) -> str | None:
-        state: str | None = self.ti(dag_id, run_id, task_id).get("state")
+        """The task instance's state (None: not scheduled yet, or cleared)."""
+        try:
+            state: str | None = self.ti(dag_id, run_id, task_id).get("state")
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return None
+            raise
         return state
 
     def wait_state(

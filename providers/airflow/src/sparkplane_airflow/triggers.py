@@ -76,7 +76,7 @@ class SparkPlaneAppTrigger(BaseTrigger):
         except TimeoutError:
             if self.owns_app:
                 self.log.info("deadline passed: killing %s/%s", self.namespace, self.name)
-                await self._kill()
+                await self._kill(wait=True)
             killed = " and was killed" if self.owns_app else ""
             yield self._event("timeout", message=f"the app ran past its deadline{killed}")
             return
@@ -85,13 +85,13 @@ class SparkPlaneAppTrigger(BaseTrigger):
             return
         yield TriggerEvent({**outcome.result(app, self.submission_id), "status": "finished"})
 
-    async def _kill(self) -> None:
+    async def _kill(self, *, wait: bool) -> None:
         from sparkplane.errors import AppNotFoundError
 
         connect = await SparkPlaneHook(self.sparkplane_conn_id).aconnect_kwargs()
         watch = await waiter.shared(connect, self.namespace)
         try:
-            await watch.sp.kill(self.name, namespace=self.namespace, wait=True)
+            await watch.sp.kill(self.name, namespace=self.namespace, wait=wait)
         except AppNotFoundError:
             pass
 
@@ -99,4 +99,4 @@ class SparkPlaneAppTrigger(BaseTrigger):
         """The task was cleared, marked failed or marked success while deferred: kill the app."""
         if self.owns_app:
             self.log.info("task killed by a user: killing %s/%s", self.namespace, self.name)
-            await asyncio.shield(self._kill())
+            await asyncio.shield(self._kill(wait=False))
