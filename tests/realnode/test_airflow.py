@@ -8,8 +8,8 @@ task is cleared while deferred (its DAG paused, so nothing runs it again): the t
 
 Airflow reaches the cluster through a ``sparkplane`` connection (``AIRFLOW_CONN_*``, extra
 ``kubeconfig``) holding a kubeconfig minted for a service account with sparkplane's ``client``
-role only: the provider runs with the RBAC the project ships, never as admin. Two Spark apps, one
-Airflow boot (~1 min): the suite's time stays small.
+role only: the provider runs with the RBAC the project ships, never as admin. A spec error fails
+its task at once (no retry). Two Spark apps, one Airflow boot (~1 min): the suite stays small.
 """
 
 from __future__ import annotations
@@ -40,7 +40,15 @@ from sparkplane_airflow.operators import SparkPlaneSubmitOperator
 with DAG("spark_long", schedule=None, start_date=datetime(2026, 1, 1)):
     SparkPlaneSubmitOperator(task_id="pi", spec={spec})
 """
-SPARK_LABELS = ("spark-app-selector", "spark-role", "sparkplane.io/submission-id")
+BAD = """
+from datetime import datetime
+
+from airflow.sdk import DAG
+from sparkplane_airflow.operators import SparkPlaneSubmitOperator
+
+with DAG("spark_bad", schedule=None, start_date=datetime(2026, 1, 1)):
+    SparkPlaneSubmitOperator(task_id="pi", retries=2, spec={spec})
+"""
 
 
 def docs_dag() -> str:
@@ -98,10 +106,13 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
     (airflow.dags / "spark_pi.py").write_text(docs_dag())
     long = spec("spark-long", namespace, executors=1, args=["200000"])
     (airflow.dags / "spark_long.py").write_text(LONG.replace("{spec}", repr(long)))
+    bad = spec("spark-bad", namespace, executors=0)  # refused: no executors, no dynamic allocation
+    (airflow.dags / "spark_bad.py").write_text(BAD.replace("{spec}", repr(bad)))
     try:
         airflow.up()
         airflow.trigger(DOCS_DAG, "run-1")
         airflow.trigger(LONG_DAG, "run-1")
+        airflow.trigger("spark_bad", "run-1")
         pi_sid = submission_id(DOCS_DAG, "run-1", "pi")
         long_sid = submission_id(LONG_DAG, "run-1", "pi")
 
@@ -126,6 +137,12 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
         assert result["name"] and result["mode"] == "native"
         log = airflow.task_log(DOCS_DAG, "run-1", "pi")
         assert "driver | " in log and "Pi is roughly" in log, log[-3000:]
+
+        # a spec error fails at once, never retried (retries=2), naming the field; nothing made
+        airflow.wait_state("spark_bad", "run-1", "pi", ("failed",), timeout=120)
+        bad_log = airflow.task_log("spark_bad", "run-1", "pi")
+        assert "AirflowFailException" in bad_log and "spark.executor.instances" in bad_log
+        assert not objects_of(kube, namespace, submission_id("spark_bad", "run-1", "pi"))
 
         # the long app's task, cleared while deferred (DAG paused: nothing runs it again)
         assert airflow.state(LONG_DAG, "run-1", "pi") == "deferred"

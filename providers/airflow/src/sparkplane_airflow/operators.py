@@ -9,6 +9,7 @@ XCom, and the task succeeds or fails (retried or not, :mod:`sparkplane_airflow.s
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from datetime import timedelta
@@ -171,12 +172,17 @@ class SparkPlaneSubmitOperator(BaseOperator):
 
     def _start(self, sp: SparkPlane, sid: str, extra: Mapping[str, Any]) -> App:
         """This task instance's app: an earlier try's that still runs (re-attached), else a
-        new one (an earlier try's finished app is removed first: one app per id)."""
+        new one (an earlier try's finished or dying app is removed first: one app per id)."""
+        from sparkplane.errors import AppNotFoundError, NotFoundError
+
         app = self._submit(sp, sid, extra)
-        if not app.state.finished:
+        deleting = bool(app.owner.get("metadata", {}).get("deletionTimestamp"))
+        if not app.state.finished and not deleting:
             return app
-        self.log.info("the earlier try's app ended %s: removing it to run anew", app.state.phase)
-        sp.kill(app, wait=True)
+        why = "is being deleted" if deleting else f"ended {app.state.phase}"
+        self.log.info("the earlier try's app %s: removing it to run anew", why)
+        with contextlib.suppress(AppNotFoundError, NotFoundError):  # gone meanwhile: as well
+            sp.kill(app, wait=True)
         return self._submit(sp, sid, extra)
 
     def _deadline(self, context: Context) -> float | None:
