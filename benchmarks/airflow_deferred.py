@@ -180,9 +180,7 @@ def report(
     args: argparse.Namespace,
 ) -> None:
     pods = kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
-    ends = {
-        p["metadata"]["labels"].get("sparkplane.io/submission-id"): finished_at(p) for p in pods
-    }
+    ends = {p["metadata"]["labels"].get("spark-app-name"): finished_at(p) for p in pods}
     delays = []
     for ti in tis:
         if ti["state"] != "success" or not ti.get("end_date"):
@@ -202,6 +200,9 @@ def report(
             f"{max(s[3] for s in waiting)}"
         )
     print(f"triggerer RSS max overall: {max((s[1] for s in samples), default=0):.0f} MiB")
+    if not delays:
+        sample = tis[0] if tis else {}
+        print(f"no delay measured: ends {sorted(ends)[:3]}, a task {sample}")
     if delays:
         q = statistics.quantiles(delays, n=20) if len(delays) > 1 else delays * 19
         print(
