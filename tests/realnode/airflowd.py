@@ -187,8 +187,13 @@ class Airflow:
         folder = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
         return "\n".join(p.read_text(errors="replace") for p in sorted(folder.glob("*.log")))
 
-    def pause(self, dag_id: str) -> None:
-        self.api("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True})
+    def mark(self, dag_id: str, run_id: str, task_id: str, state: str) -> None:
+        """Set the task instance's state, as a user's "mark failed/success" does."""
+        self.api(
+            "PATCH",
+            f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}",
+            {"new_state": state},
+        )
 
     def clear(self, dag_id: str, run_id: str, task_id: str) -> None:
         self.api(

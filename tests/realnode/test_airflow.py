@@ -3,8 +3,8 @@ provider against the real node: the DAG of docs/airflow.md submits a native Spar
 survives its scheduler and triggerer being killed (SIGKILL) and restarted while it waits: the
 restarted triggerer re-attaches to the same app (exactly one driver), the task ends success with
 the app's outcome in XCom and the driver's log in the task log. Meanwhile a second, long app's
-task is cleared while deferred (its DAG paused, so nothing runs it again): the trigger's
-``on_kill`` kills the app and nothing of it is left.
+task is cleared while deferred: the trigger's ``on_kill`` kills the app and nothing of it is left;
+its new try submits a new app, which marking the task failed kills in turn.
 
 Airflow reaches the cluster through a ``sparkplane`` connection (``AIRFLOW_CONN_*``, extra
 ``kubeconfig``) holding a kubeconfig minted for a service account with sparkplane's ``client``
@@ -28,7 +28,8 @@ from tests.integration.helpers import wait_for
 from tests.realnode.airflowd import ROOT, Airflow
 from tests.realnode.sparkapps import spec
 
-PORT = int(os.environ.get("SPARKPLANE_REAL_TEST_PORT_BASE", "17463")) + 30
+# the API server of Airflow: past the real cluster's 7 ports, before the demo cluster's
+PORT = int(os.environ.get("SPARKPLANE_REAL_TEST_PORT_BASE", "17463")) + 10
 DOCS_DAG = "spark_pi"
 LONG_DAG = "spark_long"
 LONG = """
@@ -144,9 +145,9 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
         assert "AirflowFailException" in bad_log and "spark.executor.instances" in bad_log
         assert not objects_of(kube, namespace, submission_id("spark_bad", "run-1", "pi"))
 
-        # the long app's task, cleared while deferred (DAG paused: nothing runs it again)
+        # the long app's task, cleared while deferred: the trigger's on_kill kills the app,
+        # nothing of it is left; the new try submits anew (the run's clear number is in its id)
         assert airflow.state(LONG_DAG, "run-1", "pi") == "deferred"
-        airflow.pause(LONG_DAG)
         airflow.clear(LONG_DAG, "run-1", "pi")
         wait_for(
             lambda: not objects_of(kube, namespace, long_sid),
@@ -154,7 +155,18 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
             what="the cleared task's app killed, nothing of it left",
             interval=1,
         )
-        assert airflow.state(LONG_DAG, "run-1", "pi") in (None, "none", "removed")
+        again = submission_id(LONG_DAG, "run-1", "pi", clear_number=1)
+        airflow.wait_state(LONG_DAG, "run-1", "pi", ("deferred",), timeout=240)
+        assert len(drivers(kube, namespace, again)) == 1
+
+        # marked failed while deferred: its app is killed too
+        airflow.mark(LONG_DAG, "run-1", "pi", "failed")
+        wait_for(
+            lambda: not objects_of(kube, namespace, again),
+            timeout=180,
+            what="the app of the task marked failed killed, nothing of it left",
+            interval=1,
+        )
     finally:
         airflow.stop_all()
         for component in ("scheduler", "triggerer"):

@@ -26,8 +26,9 @@ def test_the_submission_id_is_the_task_instances_and_a_valid_label_value() -> No
         ids.submission_id("etl", run + "x", "pi"),
         ids.submission_id("etl2", run, "pi"),
         ids.submission_id("et", "l" + run, "pi"),  # no concatenation clash
+        ids.submission_id("etl", run, "pi", clear_number=1),  # a cleared task runs anew
     }
-    assert first not in others and len(others) == 5
+    assert first not in others and len(others) == 6
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,10 @@ import hashlib
 PREFIX = "airflow"
 
 
-def submission_id(dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> str:
+def submission_id(
+    dag_id: str, run_id: str, task_id: str, map_index: int = -1, clear_number: int = 0
+) -> str:
     """``airflow-<24 hex>``: a valid label value, whatever the run id's characters or length
     (a long readable id would be cut to 63 characters, and two tasks could then share it)."""
-    key = "\0".join([dag_id, run_id, task_id, str(map_index)])
+    key = "\0".join([dag_id, run_id, task_id, str(map_index), str(clear_number)])
     return f"{PREFIX}-{hashlib.sha256(key.encode()).hexdigest()[:24]}"

@@ -141,7 +141,8 @@ class SparkPlaneSubmitOperator(BaseOperator):
     def submission_id(context: Context) -> str:
         ti = context["ti"]
         index = ti.map_index if ti.map_index is not None else -1
-        return ids.submission_id(ti.dag_id, ti.run_id, ti.task_id, index)
+        cleared = getattr(context.get("dag_run"), "clear_number", None) or 0
+        return ids.submission_id(ti.dag_id, ti.run_id, ti.task_id, index, cleared)
 
     def _local(self, path: str | None) -> str | None:
         """A relative path, against the DAG file's folder (the worker's cwd is anyone's)."""
