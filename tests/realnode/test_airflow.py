@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sparkplane import SparkPlane
@@ -87,6 +88,7 @@ def drivers(kube: Kube, namespace: str, sid: str) -> list[str]:
     ]
 
 
+@pytest.mark.timeout(1200)  # Airflow's boot, three apps on the real node, two restarts
 def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
     kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path
 ) -> None:
@@ -102,10 +104,15 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
     airflow = Airflow(
         tmp_path / "airflow", PORT, {"AIRFLOW_CONN_SPARKPLANE_DEFAULT": json.dumps(conn)}
     )
-    pi = spec("spark-pi", namespace, executors=1, args=["20"])
+    pi = spec("spark-pi", namespace, executors=1)
     (airflow.dags / "spark-pi.yaml").write_text(yaml.safe_dump(pi))
     (airflow.dags / "spark_pi.py").write_text(docs_dag())
-    long = spec("spark-long", namespace, executors=1, args=["200000"])
+    # long, but throttled: it must not starve the short app of the node's CPU
+    throttle = {
+        "spark.kubernetes.driver.limit.cores": "300m",
+        "spark.kubernetes.executor.limit.cores": "100m",
+    }
+    long = spec("spark-long", namespace, executors=1, args=["200000"], conf=throttle)
     (airflow.dags / "spark_long.py").write_text(LONG.replace("{spec}", repr(long)))
     bad = spec("spark-bad", namespace, executors=0)  # refused: no executors, no dynamic allocation
     (airflow.dags / "spark_bad.py").write_text(BAD.replace("{spec}", repr(bad)))
@@ -122,6 +129,12 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
         airflow.wait_state(LONG_DAG, "run-1", "pi", ("deferred",), timeout=240)
         assert len(drivers(kube, namespace, pi_sid)) == 1
 
+        # a spec error fails at once, never retried (retries=2), naming the field; nothing made
+        airflow.wait_state("spark_bad", "run-1", "pi", ("failed",), timeout=120)
+        bad_log = airflow.task_log("spark_bad", "run-1", "pi")
+        assert "AirflowFailException" in bad_log and "spark.executor.instances" in bad_log
+        assert not objects_of(kube, namespace, submission_id("spark_bad", "run-1", "pi"))
+
         # a crash of the scheduler and the triggerer while deferred, then a restart
         airflow.kill("triggerer")
         airflow.kill("scheduler")
@@ -130,7 +143,7 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
         airflow.start("triggerer")
 
         # the short app ends; its task resumes: success, one driver, XCom, the driver's log
-        airflow.wait_state(DOCS_DAG, "run-1", "pi", ("success",), timeout=420)
+        airflow.wait_state(DOCS_DAG, "run-1", "pi", ("success",), timeout=600)
         assert len(drivers(kube, namespace, pi_sid)) == 1, "re-attached, never submitted twice"
         result = airflow.xcom(DOCS_DAG, "run-1", "pi")
         assert result["state"] == "Succeeded"
@@ -138,12 +151,6 @@ def test_a_dag_survives_its_scheduler_and_triggerer_and_a_clear_kills_its_app(
         assert result["name"] and result["mode"] == "native"
         log = airflow.task_log(DOCS_DAG, "run-1", "pi")
         assert "driver | " in log and "Pi is roughly" in log, log[-3000:]
-
-        # a spec error fails at once, never retried (retries=2), naming the field; nothing made
-        airflow.wait_state("spark_bad", "run-1", "pi", ("failed",), timeout=120)
-        bad_log = airflow.task_log("spark_bad", "run-1", "pi")
-        assert "AirflowFailException" in bad_log and "spark.executor.instances" in bad_log
-        assert not objects_of(kube, namespace, submission_id("spark_bad", "run-1", "pi"))
 
         # the long app's task, cleared while deferred: the trigger's on_kill kills the app,
         # nothing of it is left; the new try submits anew (the run's clear number is in its id)
