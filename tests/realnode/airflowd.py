@@ -127,7 +127,7 @@ class Airflow:
             method=method,
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             text = response.read().decode()
         return json.loads(text) if text else None
 
@@ -157,6 +157,8 @@ class Airflow:
             if exc.code == 404:
                 return None
             raise
+        except (urllib.error.URLError, TimeoutError):  # a busy API server: ask again
+            return None
         return state
 
     def wait_state(
