@@ -9,7 +9,7 @@ its new try submits a new app, which marking the task failed kills in turn.
 Airflow reaches the cluster through a ``sparkplane`` connection (``AIRFLOW_CONN_*``, extra
 ``kubeconfig``) holding a kubeconfig minted for a service account with sparkplane's ``client``
 role only: the provider runs with the RBAC the project ships, never as admin. A spec error fails
-its task at once (no retry). Two Spark apps, one Airflow boot (~1 min): the suite stays small.
+its task at once (no retry). Three Spark apps (two of them killed early), one Airflow boot.
 """
 
 from __future__ import annotations

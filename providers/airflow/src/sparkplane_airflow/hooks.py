@@ -8,14 +8,15 @@ from typing import Any
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from sparkplane import AsyncSparkPlane, SparkPlane
+from sparkplane import SparkPlane
 from sparkplane_airflow import connection
 
 Fields = tuple[str | None, str | None, dict[str, Any]]
 
 
 class SparkPlaneHook(BaseHook):
-    """Opens :class:`~sparkplane.SparkPlane` (or the async one) for ``sparkplane_conn_id``.
+    """Opens :class:`~sparkplane.SparkPlane` for ``sparkplane_conn_id`` (the trigger reads
+    :meth:`aconnect_kwargs` and opens the async one).
 
     With no such connection defined, ``sparkplane_default`` falls back to sparkplane's own
     defaults (the kubeconfig of the worker), as the CLI does.
@@ -91,11 +92,6 @@ class SparkPlaneHook(BaseHook):
         if namespace:
             kwargs["namespace"] = namespace
         return SparkPlane.connect(**kwargs)
-
-    async def async_client(self, namespace: str | None = None) -> AsyncSparkPlane:
-        import asyncio
-
-        return AsyncSparkPlane(await asyncio.to_thread(self.client, namespace))
 
     def test_connection(self) -> tuple[bool, str]:
         """The connection form's Test button: list the namespace's apps."""
