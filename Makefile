@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy lock
+.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy lock \
+	airflow-venv
 
 # REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
 REALNODE ?= 1
@@ -37,6 +38,28 @@ $(STAMP): $(LOCK_STAMP) pyproject.toml $(DEVCLUSTER)/pyproject.toml
 
 install: $(STAMP)
 
+## The Airflow provider (providers/airflow, sparkplane-airflow) runs in a venv of its own: Airflow
+## pins ~150 packages that must not reach .venv (the images copy its packages). Its lock is
+## compiled against dev.lock (-c), so every package both have is at the same version; uv installs
+## it (~1 min cold, ~15 s from uv's cache), then this checkout's sparkplane and the provider
+## go in with --no-deps (editable, built by the locked setuptools).
+AIRFLOW_VENV  := .venv-airflow
+AIRFLOW_LOCK  := requirements/airflow.lock
+AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed-stamp
+PROVIDER      := providers/airflow
+
+$(AIRFLOW_VENV)/.lock-stamp: $(AIRFLOW_LOCK) $(LOCK_STAMP)
+	$(BIN)/uv venv --quiet --clear --python $(BIN)/python $(AIRFLOW_VENV)
+	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes -r $(AIRFLOW_LOCK)
+	touch $@
+
+$(AIRFLOW_STAMP): $(AIRFLOW_VENV)/.lock-stamp pyproject.toml $(PROVIDER)/pyproject.toml
+	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --no-deps --no-build-isolation \
+	  -e . -e ./$(PROVIDER)
+	touch $@
+
+airflow-venv: $(AIRFLOW_STAMP)
+
 ## lock: re-resolve the locks from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest);
 ## an unchanged lock is left untouched (its time too, so the venv is not rebuilt)
 COMPILE = $(BIN)/uv pip compile --universal --python-version 3.11 --generate-hashes \
@@ -49,6 +72,10 @@ lock: $(LOCK_STAMP)
 	$(call KEEP_IF_SAME,$(LOCK))
 	$(COMPILE) requirements/build.in -c $(LOCK) -o $(BUILD_LOCK).new
 	$(call KEEP_IF_SAME,$(BUILD_LOCK))
+	cp $(AIRFLOW_LOCK) $(AIRFLOW_LOCK).new
+	$(COMPILE) requirements/airflow.in requirements/build.in pyproject.toml -c $(LOCK) \
+	  -o $(AIRFLOW_LOCK).new
+	$(call KEEP_IF_SAME,$(AIRFLOW_LOCK))
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)
@@ -58,12 +85,14 @@ demo: $(STAMP)
 test: lint types unit integration realnode
 
 lint: $(STAMP)
-	$(BIN)/ruff check src $(DEVCLUSTER) tests benchmarks examples
-	$(BIN)/ruff format --check src $(DEVCLUSTER) tests benchmarks examples
-	$(BIN)/lint-imports
+	$(BIN)/ruff check src $(DEVCLUSTER) $(PROVIDER) tests benchmarks examples
+	$(BIN)/ruff format --check src $(DEVCLUSTER) $(PROVIDER) tests benchmarks examples
+	PYTHONPATH=$(PROVIDER)/src $(BIN)/lint-imports
 
-types: $(STAMP)
+## types: the provider is checked against Airflow's own annotations, in .venv-airflow
+types: $(STAMP) $(AIRFLOW_STAMP)
 	$(BIN)/mypy
+	$(BIN)/mypy --python-executable $(AIRFLOW_VENV)/bin/python $(PROVIDER)/src/sparkplane_airflow
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
@@ -74,8 +103,9 @@ integration: $(STAMP)
 	$(BIN)/python -m sparkplane_devcluster.helmbin
 	$(BIN)/python -m pytest -q tests/integration
 
-## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc).
-realnode: $(STAMP)
+## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);
+## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow
+realnode: $(STAMP) $(AIRFLOW_STAMP)
 ifeq ($(REALNODE),0)
 	@echo "REALNODE=0: the real-Spark suite (tests/realnode) was DESELECTED; nothing proves Spark runs"
 else

@@ -244,3 +244,35 @@ def test_the_lock_is_closed_under_the_locked_packages_requirements() -> None:
                 found = f"{req.name}=={pin.version}" if pin else "nothing"
                 wrong.append(f"{name} requires {req}, the lock has {found}")
     assert not wrong, f"{LOCK.name} is not consistent: {'; '.join(wrong)}: {REFRESH}"
+
+
+# -- requirements/airflow.lock: the Airflow venv (.venv-airflow, `make airflow-venv`) -----------
+AIRFLOW_LOCK = ROOT / "requirements" / "airflow.lock"
+PROVIDER = tomllib.loads((ROOT / "providers" / "airflow" / "pyproject.toml").read_text())
+
+
+def test_the_airflow_lock_is_pinned_with_hashes_and_agrees_with_the_main_lock() -> None:
+    """Compiled against dev.lock (``-c``): a package both venvs have is the same version, so
+    sparkplane runs under Airflow on the dependencies it is tested with."""
+    pins = read_lock(AIRFLOW_LOCK.read_text())
+    assert len(pins) > 100, "the Airflow lock looks truncated"
+    assert AIRFLOW_LOCK.read_text().splitlines()[1].strip() == "#    make lock"
+    for name, pin in pins.items():
+        assert pin.hashes, f"{name}=={pin.version} has no --hash in {AIRFLOW_LOCK.name}"
+    differ = [
+        f"{name}: {pin.version} vs {PINS[name].version}"
+        for name, pin in pins.items()
+        if name in PINS and pin.version != PINS[name].version
+    ]
+    assert not differ, f"airflow.lock and dev.lock disagree ({differ}): {REFRESH}"
+    wanted = [
+        Requirement(r)
+        for r in [*PYPROJECT["project"]["dependencies"], *PROVIDER["project"]["dependencies"]]
+        if canonicalize_name(Requirement(r).name) != OWN
+    ]
+    for req in wanted:
+        pin = pins.get(canonicalize_name(req.name))
+        assert pin is not None, f"{req} is not in {AIRFLOW_LOCK.name}: {REFRESH}"
+        assert req.specifier.contains(pin.version), (
+            f"{req} but {AIRFLOW_LOCK.name} has {pin.version}"
+        )
