@@ -107,22 +107,24 @@ def owner(obj: dict[str, Any]) -> str:
 
 
 def show_executors(kube: Kube, drivers: list[str], timeout: float = 180) -> None:
-    """The executor pods the real drivers created (one per app here), owned by their driver."""
-    apps = len(drivers)
+    """The executor pods the real drivers created (one per app here), owned by their driver.
+
+    Every executor seen while polling counts: on a busy machine one app's executor may come
+    and go (Spark deletes it when the app ends) before the other app's appears."""
+    wanted = {f"Pod/{d}" for d in drivers}
     deadline = time.monotonic() + timeout
-    found: list[dict[str, Any]] = []
-    while len(found) < apps and time.monotonic() < deadline:
+    seen: dict[str, dict[str, Any]] = {}
+    while not {owner(p) for p in seen.values()} >= wanted and time.monotonic() < deadline:
         time.sleep(1)
-        found = [
-            p
-            for p in kube.list("v1", "Pod", NAMESPACE, label_selector="spark-role=executor")
-            if p["metadata"].get("ownerReferences")
-        ]
+        for p in kube.list("v1", "Pod", NAMESPACE, label_selector="spark-role=executor"):
+            if p["metadata"].get("ownerReferences"):
+                seen.setdefault(p["metadata"]["name"], p)
+    found = sorted(seen.values(), key=lambda p: str(p["metadata"]["name"]))
     rows = [[p["metadata"]["name"], owner(p), p["spec"].get("nodeName") or "-"] for p in found]
     table("EXECUTOR POD", "OWNER", "NODE", rows=rows)
     owners = {owner(p) for p in found}
     check(
-        owners >= {f"Pod/{d}" for d in drivers},
+        owners >= wanted,
         f"executors owned by each driver pod ({', '.join(drivers)}); saw {sorted(owners)}",
     )
 
