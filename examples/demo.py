@@ -118,7 +118,7 @@ def show_executors(kube: Kube, drivers: list[str], timeout: float = 180) -> None
         time.sleep(1)
         for p in kube.list("v1", "Pod", NAMESPACE, label_selector="spark-role=executor"):
             if p["metadata"].get("ownerReferences"):
-                seen.setdefault(p["metadata"]["name"], p)
+                seen[p["metadata"]["name"]] = p  # its newest copy: bound to its node
     found = sorted(seen.values(), key=lambda p: str(p["metadata"]["name"]))
     rows = [[p["metadata"]["name"], owner(p), p["spec"].get("nodeName") or "-"] for p in found]
     table("EXECUTOR POD", "OWNER", "NODE", rows=rows)
