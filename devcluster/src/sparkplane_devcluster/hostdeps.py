@@ -48,9 +48,13 @@ def ensure_debian_packages(
         )
     progress(f"installing Debian packages {', '.join(missing)} (build inputs for {why})")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", *missing]):
+    wait = "DPkg::Lock::Timeout=600"  # another build (a second cluster) may hold dpkg's lock
+    for cmd in (
+        [apt, "-o", wait, "update", "-qq"],
+        [apt, "-o", wait, "install", "-y", "-qq", *missing],
+    ):
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-        if proc.returncode != 0 and cmd[1] == "install":
+        if proc.returncode != 0 and "install" in cmd:
             tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-10:])
             raise DevClusterError(f"`apt-get install {' '.join(missing)}` failed:\n{tail}")
     still = missing_packages(packages)
