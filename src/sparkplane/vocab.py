@@ -207,9 +207,12 @@ def owner_reference(
     return ref
 
 
+def owner_refs(obj: Mapping[str, Any], kind: str | None = None) -> list[Mapping[str, Any]]:
+    """The ownerReferences of ``obj`` (only those of ``kind`` when given), in order."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return [r for r in refs if kind is None or r.get("kind") == kind]
+
+
 def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ownerReference of ``obj`` marked ``controller: true``, if any."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return ref  # type: ignore[no-any-return]
-    return None
+    return next((ref for ref in owner_refs(obj) if ref.get("controller")), None)

@@ -41,7 +41,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sparkplane.model.pods import meta
-from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY, POD_ENDED, parse_time
+from sparkplane.vocab import (
+    DEPENDENTS_CREATED_KEY,
+    DEPENDENTS_KEY,
+    POD_ENDED,
+    owner_refs,
+    parse_time,
+)
 
 Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # (apiVersion, kind, name)
@@ -72,10 +78,7 @@ def dependents_of(owner: Mapping[str, Any]) -> list[Ref] | None:
 
 def owned_by(obj: Mapping[str, Any] | None, uid: str) -> bool:
     """True when ``obj`` exists and carries an ownerReference to ``uid``."""
-    if obj is None:
-        return False
-    refs = meta(dict(obj)).get("ownerReferences") or []
-    return any(r.get("uid") == uid for r in refs)
+    return obj is not None and any(r.get("uid") == uid for r in owner_refs(obj))
 
 
 def missing_dependents(expected: Iterable[Ref], present: Iterable[Ref]) -> list[Ref]:

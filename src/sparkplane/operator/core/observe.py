@@ -30,6 +30,7 @@ from sparkplane.vocab import (
     POD_SUCCEEDED,
     ROLE_LABEL,
     SPARK_APPLICATION,
+    owner_refs,
 )
 
 Obj = Mapping[str, Any]
@@ -168,8 +169,7 @@ def reported_status(pod: Obj) -> dict[str, Any]:
 
 def _controlled_by(pod: Obj, uid: str) -> bool:
     """``pod`` is controlled by the SparkApplication ``uid`` (any pod when ``uid`` is empty)."""
-    refs = (pod.get("metadata") or {}).get("ownerReferences") or ()
-    return not uid or any(r.get("uid") == uid and r.get("kind") == SPARK_APPLICATION for r in refs)
+    return not uid or any(r.get("uid") == uid for r in owner_refs(pod, SPARK_APPLICATION))
 
 
 def driver_view(observed: Observed, app_id: str) -> DriverView:

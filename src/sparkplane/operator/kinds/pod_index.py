@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION
+from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, owner_refs
 
 Obj = dict[str, Any]
 AppRef = tuple[str, str]  # (namespace, name) of a SparkApplication: what the queue holds
@@ -30,8 +30,8 @@ def _meta(pod: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def owner(pod: Mapping[str, Any], kind: str) -> tuple[str, str] | None:
     """(uid, name) of ``pod``'s first ownerReference of ``kind`` that has a uid."""
-    for ref in _meta(pod).get("ownerReferences") or ():
-        if ref.get("kind") == kind and ref.get("uid"):
+    for ref in owner_refs(pod, kind):
+        if ref.get("uid"):
             return str(ref["uid"]), str(ref.get("name") or "")
     return None
 
