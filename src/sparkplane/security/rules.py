@@ -247,6 +247,19 @@ OPERATOR = Policy(
             "a ScheduledSparkApplication's runs, created when the schedule is due",
         ),
         rule(
+            KUBEFLOW,
+            "sparkapplications",
+            (*READ, "delete"),
+            "watch Kubeflow's v1beta2 SparkApplications it serves (when their CRD is "
+            "installed); delete finished ones after timeToLiveSeconds",
+        ),
+        rule(
+            KUBEFLOW,
+            "sparkapplications/status",
+            ("get", "update", "patch"),
+            "write Kubeflow's applicationState, driverInfo and executorState into .status",
+        ),
+        rule(
             SPARKPLANE,
             "scheduledsparkapplications",
             READ,

@@ -6,7 +6,8 @@ inlined, ``Optional`` â†’ ``nullable``, free-form dicts such as pod templates â†
 CRDs: SparkApplication (``sparkapp``) and SparkCluster (``sparkcluster``), namespaced, with the
 status subresource and printer columns (``v1`` stored; ``v1beta1`` and the seed's ``v1alpha1``
 served with the same schema, no conversion webhook needed), and sparkplane's own
-ScheduledSparkApplication (``sparkplane.io/v1alpha1``). The files under
+ScheduledSparkApplication (``sparkplane.io/v1alpha1``) and Kubeflow's SparkApplication
+(``sparkoperator.k8s.io/v1beta2``, Kubeflow's printer columns). The files under
 ``deploy/crds/`` are written from here and a test checks they do not drift.
 Called by ``sparkplane operator install`` and the deploy generator. Pure.
 """
@@ -20,8 +21,16 @@ from pydantic import BaseModel
 from sparkplane.operator.core import scheduled_spec as sched
 from sparkplane.operator.core.cluster_spec import SparkClusterSpec
 from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.spec.kubeflow import KubeflowSpec
 from sparkplane.spec.models import SparkApplicationSpec
-from sparkplane.vocab import APACHE_GROUP, APACHE_VERSION, SPARK_APPLICATION, SPARK_CLUSTER
+from sparkplane.vocab import (
+    APACHE_GROUP,
+    APACHE_VERSION,
+    KUBEFLOW_GROUP,
+    KUBEFLOW_VERSION,
+    SPARK_APPLICATION,
+    SPARK_CLUSTER,
+)
 
 GROUP = APACHE_GROUP
 STORAGE_VERSION = APACHE_VERSION
@@ -96,10 +105,8 @@ def _crd(
 ) -> Obj:
     schema = {
         "type": "object",
-        "description": (
-            f"{kind} of the Apache Spark Kubernetes Operator API (sparkplane)."
-            if group == GROUP
-            else f"{kind} (sparkplane): SparkApplications on a cron schedule."
+        "description": _DESCRIPTIONS.get(
+            group, f"{kind} of the Apache Spark Kubernetes Operator API (sparkplane)."
         ),
         "properties": {
             "apiVersion": {"type": "string"},
@@ -144,6 +151,11 @@ def _crd(
     }
 
 
+_DESCRIPTIONS = {
+    sched.GROUP: f"{sched.KIND} (sparkplane): SparkApplications on a cron schedule.",
+    KUBEFLOW_GROUP: "SparkApplication of Kubeflow's Spark operator API, served by sparkplane's "
+    "operator (docs/migrating-from-kubeflow.md).",
+}
 _STATE = ".status.currentState.currentStateSummary"
 _AGE: Obj = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 
@@ -194,5 +206,32 @@ def scheduled_crd() -> Obj:
     )
 
 
+def kubeflow_application_crd() -> Obj:
+    """Kubeflow's ``sparkoperator.k8s.io/v1beta2`` SparkApplication, with its printer columns.
+
+    The spec keeps unknown fields (``x-kubernetes-preserve-unknown-fields``) so that a field
+    sparkplane does not know is refused by name in the status, never pruned silently.
+    """
+    columns: list[Obj] = [
+        {"name": "Status", "type": "string", "jsonPath": ".status.applicationState.state"},
+        {"name": "Attempts", "type": "string", "jsonPath": ".status.executionAttempts"},
+        {"name": "Start", "type": "string", "jsonPath": ".status.lastSubmissionAttemptTime"},
+        {"name": "Finish", "type": "string", "jsonPath": ".status.terminationTime"},
+        _AGE,
+    ]
+    spec = spec_schema(KubeflowSpec, required=("driver", "executor", "sparkVersion"))
+    spec["x-kubernetes-preserve-unknown-fields"] = True
+    return _crd(
+        SPARK_APPLICATION,
+        "sparkapplications",
+        "sparkapp",
+        spec,
+        columns,
+        group=KUBEFLOW_GROUP,
+        versions=(KUBEFLOW_VERSION,),
+        storage=KUBEFLOW_VERSION,
+    )
+
+
 def crds() -> list[Obj]:
-    return [application_crd(), cluster_crd(), scheduled_crd()]
+    return [application_crd(), cluster_crd(), scheduled_crd(), kubeflow_application_crd()]

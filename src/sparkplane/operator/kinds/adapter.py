@@ -13,9 +13,19 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sparkplane.operator.core.decision import Decision
+from sparkplane.vocab import KUBEFLOW_GROUP
 
 Key = tuple[str, str, str]  # (kind, namespace, name)
 Obj = dict[str, Any]
+#: API groups whose kinds are queued under ``Kind.group``: their kind names are Apache's too.
+QUALIFIED_GROUPS = frozenset({KUBEFLOW_GROUP})
+
+
+def queue_kind(api_version: str, kind: str) -> str:
+    """The kind a resource is queued (and registered) under: ``kind``, or ``kind.group`` for
+    a group whose kind names clash with Apache's (Kubeflow's ``SparkApplication``)."""
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    return f"{kind}.{group}" if group in QUALIFIED_GROUPS else kind
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL
 from sparkplane.operator.core.observe import Observed
 from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
-from sparkplane.operator.kinds.adapter import Key, Watch
+from sparkplane.operator.kinds.adapter import Key, Watch, queue_kind
 from sparkplane.operator.kinds.pod_index import PodIndex
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.vocab import APACHE_API_VERSION, SPARK_APPLICATION
@@ -74,9 +74,14 @@ class AppAdapter:
 
     # -- the pod index (by the application's uid: :mod:`.pod_index`) -------------------------
     def _on_pod(self, event: str, pod: Obj) -> Iterable[Key]:
+        """The application to wake, under the queue kind of its API group (Apache's or
+        Kubeflow's SparkApplication: one pod index serves both, keyed by uid)."""
         with self._lock:
-            ref = self._index.update(event, pod, time.monotonic())
-        return () if ref is None else ((APP, *ref),)
+            ref = self._index.update_versioned(event, pod, time.monotonic())
+        if ref is None:
+            return ()
+        version, namespace, name = ref
+        return ((queue_kind(version, APP), namespace, name),)
 
     def driver_pods(self) -> list[Obj]:
         """Every live pod a SparkApplication controls (for the sweeper)."""

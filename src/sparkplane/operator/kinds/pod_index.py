@@ -46,10 +46,23 @@ class PodIndex:
     _graves: dict[str, dict[str, tuple[float, Obj]]] = field(default_factory=dict)  # app uid
     _app_of_driver: dict[str, str] = field(default_factory=dict)  # driver uid -> app uid
     _refs: dict[str, AppRef] = field(default_factory=dict)  # app uid -> (namespace, name)
+    _versions: dict[str, str] = field(default_factory=dict)  # app uid -> its apiVersion
 
     def update(self, event: str, pod: Obj, now: float) -> AppRef | None:
         """Take one informer event; returns the application to reconcile (None: not one of
         an application's pods, or an executor whose driver is not indexed yet)."""
+        found = self.update_versioned(event, pod, now)
+        return None if found is None else (found[1], found[2])
+
+    def update_versioned(self, event: str, pod: Obj, now: float) -> tuple[str, str, str] | None:
+        """:meth:`update`, with the application's apiVersion first (a ``spark.apache.org``
+        and a ``sparkoperator.k8s.io`` SparkApplication are different resources)."""
+        app_uid = self._update(event, pod, now)
+        if app_uid is None or app_uid not in self._refs:
+            return None
+        return (self._versions.get(app_uid, ""), *self._refs[app_uid])
+
+    def _update(self, event: str, pod: Obj, now: float) -> str | None:
         meta = _meta(pod)
         pod_uid = str(meta.get("uid") or "")
         if not pod_uid:
@@ -59,6 +72,11 @@ class PodIndex:
         if app is not None:
             app_uid, app_name = app
             self._refs[app_uid] = (str(meta.get("namespace") or ""), app_name)
+            version = next(
+                (str(r.get("apiVersion") or "") for r in owner_refs(pod, SPARK_APPLICATION)),
+                "",
+            )
+            self._versions[app_uid] = version
             self._app_of_driver[pod_uid] = app_uid
             _put(self._drivers, app_uid, pod_uid, None if deleted else pod)
             driver = (meta.get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
@@ -68,13 +86,12 @@ class PodIndex:
                 self._app_of_driver.pop(pod_uid, None)
             else:
                 _put(self._graves, app_uid, pod_uid, None)
-            return self._refs[app_uid]
+            return app_uid
         parent = owner(pod, "Pod")
         if parent is None:
             return None
         _put(self._children, parent[0], pod_uid, None if deleted else pod)
-        app_uid = self._app_of_driver.get(parent[0], "")
-        return self._refs.get(app_uid)
+        return self._app_of_driver.get(parent[0])
 
     def of(self, app_uid: str) -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
         """(live pods, tombstones newest first) of the application ``app_uid``: its drivers
@@ -107,6 +124,7 @@ class PodIndex:
         for app_uid in list(self._refs):
             if app_uid not in self._drivers and app_uid not in self._graves:
                 self._refs.pop(app_uid)
+                self._versions.pop(app_uid, None)
 
 
 def _put(index: dict[str, dict[str, Any]], outer: str, inner: str, value: Any | None) -> None:

@@ -32,9 +32,10 @@ from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.operator.core.decision import Transition
 from sparkplane.operator.core.settings import OperatorSettings
-from sparkplane.operator.kinds import scheduled_io
+from sparkplane.operator.kinds import kubeflow_io, scheduled_io
 from sparkplane.operator.kinds.app_adapter import AppAdapter
 from sparkplane.operator.kinds.cluster_io import ClusterAdapter
+from sparkplane.operator.kinds.kubeflow_io import KubeflowAdapter
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.operator.kinds.scheduled_io import ScheduleAdapter
 from sparkplane.operator.runtime import actions, loop, sweep
@@ -95,11 +96,13 @@ class Operator:
             self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock, limits)
         if self.settings.reconcile_schedules and scheduled_io.served(kube):
             self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock, limits)
+        if kubeflow_io.served(kube):  # Kubeflow's v1beta2 API, when its CRD is installed
+            self.adapters[kubeflow_io.KUBEFLOW_APP] = KubeflowAdapter(self.app_adapter)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
         selector = self.settings.label_selector or None
         self.resources: dict[str, list[Informer]] = {
             kind: [
-                Informer(kube, a.api_version, kind, namespace=ns, label_selector=selector)
+                Informer(kube, a.api_version, a.kind, namespace=ns, label_selector=selector)
                 for ns in self.namespaces
             ]
             for kind, a in self.adapters.items()

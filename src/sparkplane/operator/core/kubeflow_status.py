@@ -1,0 +1,179 @@
+"""Kubeflow's ``status`` of a v1beta2 SparkApplication, written from the one state machine's.
+
+The operator runs a v1beta2 resource through the same :func:`~.reconciler.decide` as an Apache
+one; the Apache-shaped status it evolves is kept in ``status.sparkplane`` (the resource's
+memory between reconciles) and :func:`kubeflow_status` writes beside it what Kubeflow writes
+(reference §10.4): ``applicationState`` {``state``, ``errorMessage``}, ``driverInfo``
+{``podName``, ``webUIServiceName``, ``webUIAddress``, ``webUIPort``}, ``executorState``,
+``sparkApplicationId``, ``submissionAttempts``, ``executionAttempts``,
+``lastSubmissionAttemptTime`` and ``terminationTime``. :data:`STATES` maps each Apache state
+onto Kubeflow's; a terminated resource takes its outcome from the state that stopped it, and
+a failure before any driver was requested is ``SUBMISSION_FAILED``. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sparkplane.operator.core import states as st
+from sparkplane.operator.core.naming import OperatorIds, attempt_of
+from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_ROLE, EXECUTOR_ROLE, ROLE_LABEL
+
+A = st.AppStateSummary
+Obj = dict[str, Any]
+#: Where the Apache-shaped status the state machine evolves is kept.
+INTERNAL = "sparkplane"
+UI_PORT = 4040
+
+#: Apache state → Kubeflow ``applicationState.state`` (terminated states: see :func:`outcome`).
+STATES: dict[A, str] = {
+    A.SUBMITTED: "SUBMITTED",
+    A.DRIVER_REQUESTED: "SUBMITTED",
+    A.SCHEDULED_TO_RESTART: "PENDING_RERUN",
+    A.DRIVER_STARTED: "RUNNING",
+    A.DRIVER_READY: "RUNNING",
+    A.INITIALIZED_BELOW_THRESHOLD_EXECUTORS: "RUNNING",
+    A.RUNNING_HEALTHY: "RUNNING",
+    A.RUNNING_WITH_PARTIAL_CAPACITY: "RUNNING",
+    A.RUNNING_WITH_BELOW_THRESHOLD_EXECUTORS: "RUNNING",
+    A.SUCCEEDED: "SUCCEEDING",
+    A.FAILED: "FAILING",
+    A.DRIVER_EVICTED: "FAILING",
+    A.DRIVER_START_TIMED_OUT: "FAILING",
+    A.DRIVER_READY_TIMED_OUT: "FAILING",
+    A.EXECUTORS_START_TIMED_OUT: "FAILING",
+    A.SCHEDULING_FAILURE: "SUBMISSION_FAILED",
+}
+#: Kubeflow's final states (what a stopping Apache state ends as).
+FINAL = {"SUCCEEDING": "COMPLETED", "FAILING": "FAILED", "SUBMISSION_FAILED": "SUBMISSION_FAILED"}
+TERMINAL = frozenset(FINAL.values())
+_POD_PHASES = {"Pending": "PENDING", "Running": "RUNNING", "Succeeded": "COMPLETED"}
+_POD_PHASES |= {"Failed": "FAILED"}
+
+
+def _history(internal: Mapping[str, Any]) -> list[Obj]:
+    history = internal.get("stateTransitionHistory") or {}
+    return [history[k] or {} for k in sorted(history, key=int)]
+
+
+def _summary(entry: Mapping[str, Any]) -> A | None:
+    try:
+        return A(str(entry.get("currentStateSummary")))
+    except ValueError:
+        return None
+
+
+def outcome(internal: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    """(Kubeflow state, errorMessage, terminationTime) of the Apache status ``internal``."""
+    entries = _history(internal)
+    current = st.current_summary(internal)
+    if not isinstance(current, A):
+        return "", "", None
+    if current not in st.APP_TERMINATED:
+        entry = internal.get("currentState") or {}
+        state = STATES.get(current, "UNKNOWN")
+        message = (
+            str(entry.get("message") or "") if state in ("FAILING", "SUBMISSION_FAILED") else ""
+        )
+        return state, message, None
+    stopped = next((e for e in reversed(entries) if _summary(e) in st.APP_STOPPING), None)
+    if stopped is None:
+        return "FAILED", "", None
+    state = FINAL[STATES[_summary(stopped) or A.FAILED]]
+    requested = any(_summary(e) == A.DRIVER_REQUESTED for e in entries)
+    if state == "FAILED" and not requested:
+        state = "SUBMISSION_FAILED"
+    message = "" if state == "COMPLETED" else str(stopped.get("message") or "")
+    return state, message, stopped.get("lastTransitionTime")
+
+
+def _executor_state(
+    pods: Sequence[Mapping[str, Any]], app_id: str, before: Mapping[str, Any]
+) -> Obj:
+    """Pod name → PENDING/RUNNING/COMPLETED/FAILED/UNKNOWN, keeping executors that went."""
+    out = {k: v for k, v in before.items() if isinstance(v, str)}
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if labels.get(ROLE_LABEL) != EXECUTOR_ROLE or labels.get(APP_SELECTOR_LABEL) != app_id:
+            continue
+        phase = str((pod.get("status") or {}).get("phase") or "")
+        out[str(pod["metadata"]["name"])] = _POD_PHASES.get(phase, "UNKNOWN")
+    return out
+
+
+def kubeflow_status(
+    cr: Mapping[str, Any],
+    internal: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]] = (),
+) -> Obj:
+    """The whole ``.status`` of v1beta2 resource ``cr`` for the Apache status ``internal``
+    (and the pods observed: its driver's name and its executors' states)."""
+    before = cr.get("status") or {}
+    if not internal:
+        return dict(before)
+    meta = cr.get("metadata") or {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    attempt = attempt_of(internal)
+    ids = OperatorIds.for_attempt(name, namespace, str(meta.get("uid") or ""), attempt)
+    state, message, ended = outcome(internal)
+    entries = _history(internal)
+    requested = [e for e in entries if _summary(e) == A.DRIVER_REQUESTED]
+    started = any(_summary(e) == A.DRIVER_STARTED for e in entries)
+    driver = next(
+        (
+            p
+            for p in pods
+            if ((p.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE
+            and (p["metadata"].get("labels") or {}).get(APP_SELECTOR_LABEL) == ids.app_id
+        ),
+        None,
+    )
+    driver_info = dict(before.get("driverInfo") or {})
+    if requested:
+        driver_info["podName"] = (
+            str(driver["metadata"]["name"]) if driver else f"{ids.resource_prefix}-driver"
+        )
+        service = ids.driver_service_name
+        driver_info |= {
+            "webUIServiceName": service,
+            "webUIPort": UI_PORT,
+            "webUIAddress": f"{service}.{namespace}.svc:{UI_PORT}",
+        }
+    same_attempt = before.get("sparkApplicationId") == ids.app_id
+    executors = _executor_state(
+        pods, ids.app_id, (before.get("executorState") or {}) if same_attempt else {}
+    )
+    out: Obj = {
+        "applicationState": {"state": state, **({"errorMessage": message} if message else {})},
+        "sparkApplicationId": ids.app_id,
+        "submissionID": ids.submission_id,
+        "submissionAttempts": attempt + 1,
+        "executionAttempts": attempt + (1 if started else 0),
+        INTERNAL: dict(internal),
+    }
+    if driver_info:
+        out["driverInfo"] = driver_info
+    if executors:
+        out["executorState"] = executors
+    when = requested[-1].get("lastTransitionTime") if requested else None
+    if when or before.get("lastSubmissionAttemptTime"):
+        out["lastSubmissionAttemptTime"] = when or before.get("lastSubmissionAttemptTime")
+    if ended:
+        out["terminationTime"] = ended
+    return out
+
+
+def refused_status(cr: Mapping[str, Any], message: str, now: str) -> Obj:
+    """The status of a resource whose spec sparkplane refuses: ``SUBMISSION_FAILED``, as
+    Kubeflow ends an app its spark-submit rejected (one attempt, nothing created)."""
+    before = cr.get("status") or {}
+    if (before.get("applicationState") or {}).get("errorMessage") == message:
+        return dict(before)
+    return {
+        "applicationState": {"state": "SUBMISSION_FAILED", "errorMessage": message},
+        "submissionAttempts": 1,
+        "executionAttempts": 0,
+        "lastSubmissionAttemptTime": now,
+        "terminationTime": now,
+    }
