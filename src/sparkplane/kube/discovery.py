@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkplane.errors import KubeError
+from sparkplane.vocab import KUBEFLOW_API_VERSION
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,16 @@ class Resource:
 Fetch = Callable[[str], dict[str, Any]]
 
 
+_NOT_SERVED_HINT = (
+    "is the CRD installed (e.g. `sparkplane operator install`) and the apiVersion right?"
+)
+_NOT_SERVED_HINTS = {
+    KUBEFLOW_API_VERSION: "no Spark operator serving Kubeflow's API is installed; "
+    "`sparkplane operator install --operator` installs sparkplane's operator, which serves it "
+    "(docs/migrating-from-kubeflow.md), or install Kubeflow's Spark operator",
+}
+
+
 class Discovery:
     """A thread-safe cache of group-version resource lists."""
 
@@ -60,7 +71,7 @@ class Discovery:
                 return kinds[kind]
         raise KubeError(
             f"the API server does not serve kind {kind!r} in {api_version!r}: "
-            "is the CRD installed (e.g. `sparkplane operator install`) and the apiVersion right?",
+            f"{_NOT_SERVED_HINTS.get(api_version, _NOT_SERVED_HINT)}",
             code=404,
             reason="NotFound",
         )

@@ -11,6 +11,7 @@ Reads local files only; never talks to Kubernetes.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import secrets
@@ -22,8 +23,10 @@ from typing import Any
 from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec import PodTemplateHolder, SparkApp, from_submit_args, load_manifest
+from sparkplane.spec.kubeflow import to_apache
 from sparkplane.spec.submit_args import parse_properties, split_submit_args
 from sparkplane.templates import TemplateApp, load_app, parse_assignments, parse_env
+from sparkplane.vocab import KUBEFLOW_API_VERSION
 
 PathLike = str | os.PathLike[str]
 TEMPLATE_FILE_KEYS = {
@@ -34,10 +37,12 @@ TEMPLATE_FILE_KEYS = {
 
 @dataclass(frozen=True)
 class Source:
-    """Exactly one of ``app`` (a spec) or ``template`` (the user's own manifests)."""
+    """Exactly one of ``app`` (a spec), ``template`` (the user's own manifests) or
+    ``kubeflow`` (a ``sparkoperator.k8s.io/v1beta2`` SparkApplication, created as it is)."""
 
     app: SparkApp | None = None
     template: TemplateApp | None = None
+    kubeflow: dict[str, Any] | None = None
     master: str | None = None  # spark-submit --master, checked against the cluster
     verbose: bool = False  # spark-submit --verbose
     notes: list[str] = field(default_factory=list)  # what --verbose prints
@@ -46,6 +51,8 @@ class Source:
     def namespace(self) -> str | None:
         if self.template is not None:
             return self.template.namespace
+        if self.kubeflow is not None:
+            return (self.kubeflow.get("metadata") or {}).get("namespace")
         return self.app.metadata.namespace if self.app is not None else None
 
 
@@ -149,10 +156,31 @@ def read_source(
     else:
         assert spec is not None
         doc = spec if isinstance(spec, Mapping) else read_yaml_document(spec)
+        if doc.get("apiVersion") == KUBEFLOW_API_VERSION:
+            return kubeflow_source(doc, namespace, explicit=explicit_namespace)
         source = Source(app=load_manifest(doc))
     assert source.app is not None
     app = with_namespace(source.app, namespace, explicit=explicit_namespace)
     return Source(app=app, master=source.master, verbose=source.verbose)
+
+
+def kubeflow_source(doc: Mapping[str, Any], namespace: str | None, *, explicit: bool) -> Source:
+    """A v1beta2 SparkApplication file: checked as sparkplane's operator will check it (every
+    refused or unknown field named, before anything is created), placed in ``namespace``."""
+    to_apache(doc)
+    out = copy.deepcopy(dict(doc))
+    meta = out.setdefault("metadata", {})
+    given = meta.get("namespace")
+    if explicit and namespace and given not in (None, namespace):
+        raise _problem(
+            "--namespace",
+            f"the namespace from the command line ({namespace}) does not match the file's "
+            f"({given})",
+            "drop -n, or metadata.namespace",
+        )
+    if namespace and (explicit or not given):
+        meta["namespace"] = namespace
+    return Source(kubeflow=out)
 
 
 def properties_file_args(path: PathLike) -> list[str]:

@@ -10,6 +10,7 @@ Never parses command lines and never prints.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from typing import Any
 
@@ -87,6 +88,8 @@ def render_source(
     server = kube.api.configuration.host if kube is not None else None
     if source.template is not None:
         return source.template.objects
+    if source.kubeflow is not None:
+        return [labelled(copy.deepcopy(source.kubeflow), opts)]
     assert source.app is not None
     if mode is Mode.APACHE:
         validate(source.app, native=False)  # Apache's operator accepts what spark-submit won't
@@ -144,6 +147,8 @@ def _submit(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Subm
     if source.template is not None:
         t = source.template
         return submit_objects(kube, t.driver, t.dependents, opts=opts)
+    if source.kubeflow is not None:  # a v1beta2 file: created as it is, whatever --mode
+        return create_custom_resource(kube, copy.deepcopy(source.kubeflow), opts, Mode.KUBEFLOW)
     assert source.app is not None
     if mode is Mode.APACHE:
         return submit_operator(kube, source.app, opts)

@@ -7,8 +7,10 @@ memory between reconciles) and :func:`kubeflow_status` writes beside it what Kub
 {``podName``, ``webUIServiceName``, ``webUIAddress``, ``webUIPort``}, ``executorState``,
 ``sparkApplicationId``, ``submissionAttempts``, ``executionAttempts``,
 ``lastSubmissionAttemptTime`` and ``terminationTime``. :data:`STATES` maps each Apache state
-onto Kubeflow's; a terminated resource takes its outcome from the state that stopped it, and
-a failure before any driver was requested is ``SUBMISSION_FAILED``. Pure.
+onto Kubeflow's; a terminated resource takes its outcome from the state that stopped it
+(``COMPLETED``, else ``FAILED``, as Kubeflow ends once its retries are out; a spec that did not
+render is ``SUBMISSION_FAILED``), and a restart after a failed submission stays
+``SUBMISSION_FAILED`` until the next one. Pure.
 """
 
 from __future__ import annotations
@@ -45,9 +47,8 @@ STATES: dict[A, str] = {
     A.EXECUTORS_START_TIMED_OUT: "FAILING",
     A.SCHEDULING_FAILURE: "SUBMISSION_FAILED",
 }
-#: Kubeflow's final states (what a stopping Apache state ends as).
-FINAL = {"SUCCEEDING": "COMPLETED", "FAILING": "FAILED", "SUBMISSION_FAILED": "SUBMISSION_FAILED"}
-TERMINAL = frozenset(FINAL.values())
+#: Kubeflow's final states.
+TERMINAL = frozenset({"COMPLETED", "FAILED", "SUBMISSION_FAILED"})
 _POD_PHASES = {"Pending": "PENDING", "Running": "RUNNING", "Succeeded": "COMPLETED"}
 _POD_PHASES |= {"Failed": "FAILED"}
 
@@ -73,18 +74,23 @@ def outcome(internal: Mapping[str, Any]) -> tuple[str, str, str | None]:
     if current not in st.APP_TERMINATED:
         entry = internal.get("currentState") or {}
         state = STATES.get(current, "UNKNOWN")
-        message = (
-            str(entry.get("message") or "") if state in ("FAILING", "SUBMISSION_FAILED") else ""
-        )
-        return state, message, None
+        info = (internal.get("currentAttemptSummary") or {}).get("attemptInfo") or {}
+        resubmitting = int(info.get("schedulingFailureRestartCounter") or 0) > 0
+        if current == A.SCHEDULED_TO_RESTART and resubmitting:
+            state = "SUBMISSION_FAILED"  # Kubeflow stays there until it submits again
+        failing = state in ("FAILING", "SUBMISSION_FAILED")
+        return state, str(entry.get("message") or "") if failing else "", None
     stopped = next((e for e in reversed(entries) if _summary(e) in st.APP_STOPPING), None)
     if stopped is None:
         return "FAILED", "", None
-    state = FINAL[STATES[_summary(stopped) or A.FAILED]]
+    summary = _summary(stopped)
+    state = "COMPLETED" if summary == A.SUCCEEDED else "FAILED"
     requested = any(_summary(e) == A.DRIVER_REQUESTED for e in entries)
-    if state == "FAILED" and not requested:
+    if summary == A.FAILED and not requested:  # the spec did not render: nothing was submitted
         state = "SUBMISSION_FAILED"
     message = "" if state == "COMPLETED" else str(stopped.get("message") or "")
+    if summary == A.SCHEDULING_FAILURE:  # Kubeflow: FAILED once the submission retries are out
+        message = f"failed to submit the driver: {message}"
     return state, message, stopped.get("lastTransitionTime")
 
 
