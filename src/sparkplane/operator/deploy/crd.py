@@ -95,7 +95,7 @@ def spec_schema(model: type[BaseModel], required: tuple[str, ...] = ()) -> Obj:
 def _crd(
     kind: str,
     plural: str,
-    short: str,
+    short: str | None,
     spec: Obj,
     columns: list[Obj],
     *,
@@ -143,7 +143,7 @@ def _crd(
                 "listKind": f"{kind}List",
                 "plural": plural,
                 "singular": kind.lower(),
-                "shortNames": [short],
+                **({"shortNames": [short]} if short else {}),
             },
             "conversion": {"strategy": "None"},
             "versions": served,
@@ -224,7 +224,7 @@ def kubeflow_application_crd() -> Obj:
     return _crd(
         SPARK_APPLICATION,
         "sparkapplications",
-        "sparkapp",
+        None,  # Kubeflow's `sparkapp` stays Apache's: kubectl would resolve it to either
         spec,
         columns,
         group=KUBEFLOW_GROUP,
