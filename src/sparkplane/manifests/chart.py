@@ -54,7 +54,7 @@ class ChartValues:
 def _crds() -> list[Obj]:
     out = []
     for crd in crds():
-        crd["metadata"]["annotations"] = dict(KEEP)
+        crd["metadata"]["annotations"] = {**crd["metadata"].get("annotations", {}), **KEEP}
         out.append(crd)
     return out
 

@@ -156,6 +156,8 @@ _DESCRIPTIONS = {
     KUBEFLOW_GROUP: "SparkApplication of Kubeflow's Spark operator API, served by sparkplane's "
     "operator (docs/migrating-from-kubeflow.md).",
 }
+API_APPROVED = "api-approved.kubernetes.io"
+KUBEFLOW_APPROVAL = "unapproved, Kubeflow's sparkoperator.k8s.io API served by sparkplane"
 _STATE = ".status.currentState.currentStateSummary"
 _AGE: Obj = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 
@@ -221,7 +223,7 @@ def kubeflow_application_crd() -> Obj:
     ]
     spec = spec_schema(KubeflowSpec, required=("driver", "executor", "sparkVersion"))
     spec["x-kubernetes-preserve-unknown-fields"] = True
-    return _crd(
+    crd = _crd(
         SPARK_APPLICATION,
         "sparkapplications",
         None,  # Kubeflow's `sparkapp` stays Apache's: kubectl would resolve it to either
@@ -231,6 +233,9 @@ def kubeflow_application_crd() -> Obj:
         versions=(KUBEFLOW_VERSION,),
         storage=KUBEFLOW_VERSION,
     )
+    # the API server refuses a CRD of a *.k8s.io group without it (Kubeflow's carries a link)
+    crd["metadata"]["annotations"] = {API_APPROVED: KUBEFLOW_APPROVAL}
+    return crd
 
 
 def crds() -> list[Obj]:
