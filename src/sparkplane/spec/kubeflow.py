@@ -416,7 +416,11 @@ def _conf(spec: KubeflowSpec) -> dict[str, str]:
 def tolerations(spec: KubeflowSpec) -> Obj:
     """``applicationTolerations`` for Kubeflow's restart policy and TTL: resources are kept
     after the end (Kubeflow leaves its driver pod) and released with the resource
-    ``timeToLiveSeconds`` after it."""
+    ``timeToLiveSeconds`` after it.
+
+    Kubeflow counts application and submission retries apart; Apache's failure cap counts
+    failed submissions (scheduling failures) too, so with ``onSubmissionFailureRetries`` set
+    application failures are capped only by the sum of both (documented)."""
     policy = spec.restart_policy
     failure_wait = policy.on_failure_retry_interval or DEFAULT_RETRY_INTERVAL
     submit_wait = policy.on_submission_failure_retry_interval or DEFAULT_RETRY_INTERVAL
@@ -426,7 +430,7 @@ def tolerations(spec: KubeflowSpec) -> Obj:
     if policy.type == "OnFailure":
         restart |= {
             "maxRestartAttempts": failures + submissions,
-            "maxRestartOnFailure": failures,
+            "maxRestartOnFailure": None if submissions else failures,
             "maxRestartOnSchedulingFailure": submissions,
         }
     elif policy.type == "Always":  # Kubeflow: no cap of its own; the operator's bound applies

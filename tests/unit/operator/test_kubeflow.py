@@ -89,7 +89,8 @@ def test_restart_policy_and_dynamic_allocation() -> None:
     spec = to_apache(kf_app(restartPolicy=policy, dynamicAllocation=dyn))["spec"]
     restart = spec["applicationTolerations"]["restartConfig"]
     assert restart["restartPolicy"] == "OnFailure"
-    assert restart["maxRestartOnFailure"] == 3 and restart["maxRestartOnSchedulingFailure"] == 1
+    assert restart["maxRestartAttempts"] == 4 and restart["maxRestartOnSchedulingFailure"] == 1
+    assert restart["maxRestartOnFailure"] is None  # Apache's counts failed submissions too
     assert restart["restartBackoffMillisForFailure"] == 10_000
     assert restart["restartBackoffMillisForSchedulingFailure"] == 5_000  # Kubeflow's default
     conf = spec["sparkConf"]
@@ -229,3 +230,26 @@ def test_a_driver_that_fails_ends_failed_with_its_message() -> None:
 def test_no_internal_status_keeps_what_is_there() -> None:
     assert kubeflow_status({"status": {"x": 1}}, None) == {"x": 1}
     assert queue_kind("spark.apache.org/v1", "SparkApplication") == "SparkApplication"
+
+
+def test_failed_submissions_retry_then_end_failed_as_kubeflow_says() -> None:
+    """Kubeflow's fail-submission e2e: SUBMISSION_FAILED between attempts, FAILED once the
+    ``onSubmissionFailureRetries`` are out, ``submissionAttempts`` = retries + 1."""
+    adapter, _, clock = _adapter()
+    policy = {"type": "OnFailure", "onSubmissionFailureRetries": 2}
+    cr = kf_app(restartPolicy=policy)
+    refused = 'pods "pi-0-driver" is forbidden: serviceaccount "non-existent" not found'
+    seen = []
+    for step in range(12):
+        clock.now = at(60 * step)
+        status = adapter.decide(cr, create_error=refused).status
+        if status is None:
+            break
+        cr["status"] = status
+        seen.append(status["applicationState"]["state"])
+    final = cr["status"]
+    assert final["applicationState"]["state"] == "FAILED", seen
+    assert final["applicationState"]["errorMessage"].startswith("failed to submit the driver")
+    assert "non-existent" in final["applicationState"]["errorMessage"]
+    assert final["submissionAttempts"] == 3 and final["executionAttempts"] == 0
+    assert set(seen[:-1]) == {"SUBMISSION_FAILED"}, seen

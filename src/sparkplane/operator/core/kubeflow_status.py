@@ -26,6 +26,8 @@ A = st.AppStateSummary
 Obj = dict[str, Any]
 #: Where the Apache-shaped status the state machine evolves is kept.
 INTERNAL = "sparkplane"
+#: The attempts whose driver started (Kubeflow's executionAttempts), kept in the internal status.
+EXECUTED = "kubeflowExecutedAttempts"
 UI_PORT = 4040
 
 #: Apache state → Kubeflow ``applicationState.state`` (terminated states: see :func:`outcome`).
@@ -126,6 +128,7 @@ def kubeflow_status(
     entries = _history(internal)
     requested = [e for e in entries if _summary(e) == A.DRIVER_REQUESTED]
     started = any(_summary(e) == A.DRIVER_STARTED for e in entries)
+    executed = {int(i) for i in internal.get(EXECUTED) or []} | ({attempt} if started else set())
     driver = next(
         (
             p
@@ -155,8 +158,8 @@ def kubeflow_status(
         "sparkApplicationId": ids.app_id,
         "submissionID": ids.submission_id,
         "submissionAttempts": attempt + 1,
-        "executionAttempts": attempt + (1 if started else 0),
-        INTERNAL: dict(internal),
+        "executionAttempts": len(executed),
+        INTERNAL: {**internal, EXECUTED: sorted(executed)},
     }
     if driver_info:
         out["driverInfo"] = driver_info
