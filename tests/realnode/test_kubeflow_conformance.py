@@ -17,7 +17,8 @@ driver's service account is the namespace's ``spark`` one. Kubeflow's ``fail-sub
 example (a non-existent service account, ``onSubmissionFailureRetries: 3``) runs no Spark: it
 must end ``FAILED`` after 4 submission attempts with no driver pod, passing only through
 ``SUBMISSION_FAILED`` (and ``SUBMITTED``, which sparkplane writes before it creates a driver:
-its fencing order, docs/operator.md); its errorMessage says "failed to submit the driver"
+its fencing order, docs/operator.md); its retry interval is 3 s (Kubeflow's file: 1 s), so
+that a poll surely sees the state between attempts on a loaded machine; its errorMessage says "failed to submit the driver"
 where Kubeflow's says "failed to run spark-submit" (there is no spark-submit here). A field
 sparkplane does not serve (``monitoring``) ends ``SUBMISSION_FAILED`` naming the field, with
 nothing created, and ``sparkplane submit -f`` refuses the same file before creating anything.
@@ -162,7 +163,7 @@ def _fail_submission(namespace: str) -> dict[str, Any]:
             "restartPolicy": {
                 "type": "OnFailure",
                 "onSubmissionFailureRetries": 3,
-                "onSubmissionFailureRetryInterval": 1,
+                "onSubmissionFailureRetryInterval": 3,  # Kubeflow's: 1 (see the docstring)
             },
             "driver": {
                 "cores": 1,
@@ -193,9 +194,16 @@ def test_kubeflow_examples_conform(
             "data": {"app.properties": "a=b"},
         }
     )
-    # the bad examples first: they run no Spark, so they are done while SparkPi starts
+    # the bad examples first: they run no Spark
     bad = _fail_submission(ns)
     kube.create(bad, namespace=ns)
+    seen, failed = _states(kube, ns, "fail-submission", {"FAILED"}, timeout=180)
+    status = failed["status"]
+    assert "failed to submit the driver" in status["applicationState"]["errorMessage"], status
+    assert "non-existent" in status["applicationState"]["errorMessage"], status
+    assert status["submissionAttempts"] == 3 + 1, status
+    assert set(seen[:-1]) <= {"", "SUBMITTED", "SUBMISSION_FAILED"}, seen
+    assert "SUBMISSION_FAILED" in seen, seen
     refused = _pi(ns)
     refused["metadata"]["name"] = "refused"
     refused["spec"]["monitoring"] = {"exposeDriverMetrics": True}
@@ -206,13 +214,6 @@ def test_kubeflow_examples_conform(
     pi = cli(kubeconfig, "submit", "-f", str(_write(tmp_path, _pi(ns))), "-n", ns)
     assert "spark-pi" in pi.stdout, pi.stdout
 
-    seen, failed = _states(kube, ns, "fail-submission", {"FAILED"}, timeout=180)
-    status = failed["status"]
-    assert "failed to submit the driver" in status["applicationState"]["errorMessage"], status
-    assert "non-existent" in status["applicationState"]["errorMessage"], status
-    assert status["submissionAttempts"] == 3 + 1, status
-    assert set(seen[:-1]) <= {"", "SUBMITTED", "SUBMISSION_FAILED"}, seen
-    assert "SUBMISSION_FAILED" in seen, seen
     drivers = kube.list(
         "v1", "Pod", ns, label_selector="sparkoperator.k8s.io/app-name=fail-submission"
     )
