@@ -18,8 +18,9 @@ example (a non-existent service account, ``onSubmissionFailureRetries: 3``) runs
 must end ``FAILED`` after 4 submission attempts with no driver pod, passing only through
 ``SUBMISSION_FAILED`` (and ``SUBMITTED``, which sparkplane writes before it creates a driver:
 its fencing order, docs/operator.md); its retry interval is 3 s (Kubeflow's file: 1 s), so
-that a poll surely sees the state between attempts on a loaded machine; its errorMessage says "failed to submit the driver"
-where Kubeflow's says "failed to run spark-submit" (there is no spark-submit here). A field
+that a poll surely sees the state between attempts on a loaded machine; its errorMessage
+says "failed to submit the driver" where Kubeflow's says "failed to run spark-submit" (there
+is no spark-submit here). A field
 sparkplane does not serve (``monitoring``) ends ``SUBMISSION_FAILED`` naming the field, with
 nothing created, and ``sparkplane submit -f`` refuses the same file before creating anything.
 """
