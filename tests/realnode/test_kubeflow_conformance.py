@@ -248,8 +248,11 @@ def test_kubeflow_examples_conform(
     ]
 
     # sparkplane's own surface over the v1beta2 app
-    got = cli(kubeconfig, "get", "spark-pi", "-n", ns).stdout
-    assert "spark-pi" in got and "kubeflow" in got.lower(), got
+    got = cli(kubeconfig, "get", "apps", "-n", ns).stdout
+    row = next(line for line in got.splitlines() if line.startswith("spark-pi "))
+    assert "kubeflow" in row and "Succeeded" in row, got
     assert "Pi is roughly 3" in cli(kubeconfig, "logs", "spark-pi", "-n", ns).stdout
-    assert "COMPLETED" in cli(kubeconfig, "describe", "spark-pi", "-n", ns).stdout
+    assert "Succeeded" in cli(kubeconfig, "describe", "spark-pi", "-n", ns).stdout
     cli(kubeconfig, "events", "spark-pi", "-n", ns)
+    cli(kubeconfig, "kill", "spark-pi", "-n", ns)
+    assert kube.get_or_none(KUBEFLOW_API_VERSION, APP, "spark-pi", ns) is None
