@@ -282,7 +282,7 @@ def _env(role: KubeflowPodSpec) -> list[Obj]:
     return env
 
 
-def _volumes(spec: KubeflowSpec, role: KubeflowPodSpec, role_name: str) -> list[Obj]:
+def _volumes(spec: KubeflowSpec, role: KubeflowPodSpec) -> list[Obj]:
     """The app's volumes the role mounts, plus its configMaps and secrets as volumes."""
     mounted = {str(m.get("name")) for m in role.volume_mounts}
     out = [copy.deepcopy(v) for v in spec.volumes if str(v.get("name")) in mounted]
@@ -322,7 +322,7 @@ def pod_template(spec: KubeflowSpec, role_name: str) -> Obj | None:
             main[key] = copy.deepcopy(value)
     containers.extend(copy.deepcopy(role.sidecars))
     pod_fields: dict[str, Any] = {
-        "volumes": _volumes(spec, role, role_name),
+        "volumes": _volumes(spec, role),
         "initContainers": copy.deepcopy(role.init_containers),
         "hostAliases": copy.deepcopy(role.host_aliases),
     }

@@ -253,3 +253,19 @@ def test_failed_submissions_retry_then_end_failed_as_kubeflow_says() -> None:
     assert "non-existent" in final["applicationState"]["errorMessage"]
     assert final["submissionAttempts"] == 3 and final["executionAttempts"] == 0
     assert set(seen[:-1]) == {"SUBMISSION_FAILED"}, seen
+
+
+@pytest.mark.parametrize("example", ["spark-pi.yaml", "python-pi.yaml"])
+def test_what_mode_kubeflow_writes_is_served(example: str) -> None:
+    """``submit --mode kubeflow`` writes a v1beta2 resource sparkplane's operator accepts."""
+    from pathlib import Path
+
+    import yaml
+
+    from sparkplane.render.kubeflow_cr import render_kubeflow_cr
+    from sparkplane.spec import load_manifest
+
+    path = Path(__file__).parents[3] / "examples" / example
+    cr = render_kubeflow_cr(load_manifest(yaml.safe_load(path.read_text())))
+    cr["metadata"] |= {"namespace": "ns1", "uid": UID}
+    assert to_apache(cr)["spec"]["runtimeVersions"] == {"sparkVersion": "4.0.1"}
