@@ -269,3 +269,23 @@ def test_what_mode_kubeflow_writes_is_served(example: str) -> None:
     cr = render_kubeflow_cr(load_manifest(yaml.safe_load(path.read_text())))
     cr["metadata"] |= {"namespace": "ns1", "uid": UID}
     assert to_apache(cr)["spec"]["runtimeVersions"] == {"sparkVersion": "4.0.1"}
+
+
+def test_the_pod_policy_holds_for_kubeflows_pod_fields() -> None:
+    """What the webhook-free rendering puts in the pods goes through the same pod policy as an
+    Apache app's: a v1beta2 author gains nothing (here: the node's network and privilege)."""
+    from sparkplane.security import podpolicy
+
+    adapter, _, _ = _adapter()
+    driver_spec = {
+        **kf_app()["spec"]["driver"],
+        "hostNetwork": True,
+        "securityContext": {"privileged": True},
+    }
+    create = next(
+        a
+        for a in adapter.decide(kf_app(driver=driver_spec)).actions
+        if isinstance(a, CreateResources)
+    )
+    found = " ".join(str(p) for p in podpolicy.check_objects(create.objects))
+    assert "hostNetwork" in found and "privileged" in found, found
