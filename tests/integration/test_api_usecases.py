@@ -5,7 +5,7 @@ The same calls work from a plain script and inside a running event loop (a noteb
 awaits the same core; many apps are awaited at once (``as_completed``/``wait_all``). Every input
 the CLI takes is an API argument (spark-submit ``argv``, a ``template`` directory); the
 namespace comes from the kubeconfig context; ``mode="kubeflow"`` creates a
-``sparkoperator.k8s.io/v1beta2`` SparkApplication (against a CRD the test installs); and a
+``sparkoperator.k8s.io/v1beta2`` SparkApplication (against sparkplane's CRD); and a
 preempted app stays visible after its driver is gone, naming the preemptor pod.
 """
 
@@ -23,6 +23,7 @@ import yaml
 from sparkplane import AsyncSparkPlane, Description, Event, SparkPlane
 from sparkplane.kube import Kube
 from sparkplane.model.phase import AppPhase, Reason
+from sparkplane.operator.deploy.install import install_crds
 from tests.integration.helpers import wait_for
 from tests.integration.test_cli import JAR, run
 from tests.integration.test_lifecycle import _spec
@@ -34,51 +35,6 @@ from tests.integration.test_staging import (  # noqa: F401 - fixtures
 )
 
 ROOT = Path(__file__).parents[2]
-KUBEFLOW_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {
-        "name": "sparkapplications.sparkoperator.k8s.io",
-        # as Kubeflow's own CRD: *.k8s.io groups need this annotation
-        "annotations": {
-            "api-approved.kubernetes.io": "https://github.com/kubeflow/spark-operator/pull/1298"
-        },
-    },
-    "spec": {
-        "group": "sparkoperator.k8s.io",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "sparkapplications",
-            "singular": "sparkapplication",
-            "kind": "SparkApplication",
-            "shortNames": ["sparkapp"],
-        },
-        "versions": [
-            {
-                "name": "v1beta2",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "required": ["type", "sparkVersion", "mode"],
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            },
-                            "status": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            },
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
 
 
 @pytest.fixture
@@ -88,31 +44,10 @@ def sp(kubeconfig: Path, namespace: str) -> Iterator[SparkPlane]:
 
 
 @pytest.fixture
-def kubeflow_crd(kube: Kube) -> Iterator[None]:
-    name = KUBEFLOW_CRD["metadata"]["name"]
-    if kube.get_or_none("apiextensions.k8s.io/v1", "CustomResourceDefinition", name) is None:
-        kube.create(KUBEFLOW_CRD)
-    wait_for(
-        lambda: (
-            (
-                kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name).get("status")
-                or {}
-            )
-            .get("acceptedNames", {})
-            .get("kind")
-        ),
-        timeout=30,
-        what="CRD established",
-    )
-    yield
-    kube.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
-    wait_for(
-        lambda: (
-            kube.get_or_none("apiextensions.k8s.io/v1", "CustomResourceDefinition", name) is None
-        ),
-        timeout=60,
-        what="the CRD gone",
-    )
+def kubeflow_crd(kube: Kube) -> None:
+    """sparkplane's own v1beta2 CRD (``operator install`` installs it beside Apache's); it
+    stays: other modules install the same CRDs."""
+    install_crds(kube)
 
 
 def test_sync_api_inside_a_running_event_loop_and_async_api(

@@ -20,39 +20,6 @@ from sparkplane.vocab import owner_reference
 from tests.integration.helpers import wait_for
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-KUBEFLOW_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {
-        "name": "sparkapplications.sparkoperator.k8s.io",
-        # *.k8s.io groups need this annotation; Kubeflow's own CRD carries one too
-        "annotations": {"api-approved.kubernetes.io": "unapproved, test copy of Kubeflow's CRD"},
-    },
-    "spec": {
-        "group": "sparkoperator.k8s.io",
-        "scope": "Namespaced",
-        "names": {
-            "kind": "SparkApplication",
-            "plural": "sparkapplications",
-            "singular": "sparkapplication",
-            "shortNames": ["sparkapp"],
-        },
-        "versions": [
-            {
-                "name": "v1beta2",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
 
 
 def _established(kube: Kube, name: str) -> bool:
@@ -63,7 +30,7 @@ def _established(kube: Kube, name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def crds_installed(kube: Kube) -> None:
-    for crd in [*crds(), KUBEFLOW_CRD]:
+    for crd in crds():  # Apache's and Kubeflow's v1beta2 SparkApplication
         kube.apply(crd)
         wait_for(
             lambda c=crd: _established(kube, c["metadata"]["name"]),
@@ -151,6 +118,8 @@ def test_kubeflow_api_apps_are_listed_and_classified(kube: Kube, namespace: str,
                 "image": "spark:4.0.1",
                 "mainClass": "org.apache.spark.examples.SparkPi",
                 "sparkVersion": "4.0.1",
+                "driver": {"cores": 1},
+                "executor": {"instances": 1},
             },
         },
         namespace,
