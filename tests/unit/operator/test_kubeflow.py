@@ -289,3 +289,49 @@ def test_the_pod_policy_holds_for_kubeflows_pod_fields() -> None:
     )
     found = " ".join(str(p) for p in podpolicy.check_objects(create.objects))
     assert "hostNetwork" in found and "privileged" in found, found
+
+
+class _SweepHost:
+    """What :func:`sweep.sweep` reads and deletes through, over in-memory objects."""
+
+    name = "spark-kubernetes-operator"
+    namespaces = ("ns1",)
+
+    def __init__(self, crs: dict[Any, Any], pods: list[dict[str, Any]]) -> None:
+        self.crs, self.pods, self.deleted = crs, pods, []
+        self.reader = self.kube = self
+
+    def list(self, *args: Any, **kwargs: Any) -> list[Any]:
+        return []
+
+    def delete(self, api_version: str, kind: str, name: str, *args: Any, **kw: Any) -> None:
+        self.deleted.append(name)
+
+    def clock(self) -> datetime:
+        return at(1000)
+
+    def current(self, key: Any) -> Any:
+        return self.crs.get(key)
+
+    def driver_pods(self) -> list[dict[str, Any]]:
+        return self.pods
+
+    def deleting(self, uid: str) -> None:
+        return None
+
+
+def test_the_sweeper_takes_a_v1beta2_apps_leftovers_by_its_internal_state() -> None:
+    from sparkplane.operator.runtime import sweep
+
+    adapter, _, _ = _adapter()
+    cr = kf_app()
+    cr["status"] = adapter.decide(cr).status  # attempt 0 requested
+    old = _kf_pod(driver(attempt=7))  # an attempt that is not the current one
+    old["metadata"]["ownerReferences"][0]["controller"] = True
+    old["metadata"]["creationTimestamp"] = "2025-03-01T10:00:00Z"
+    current = _kf_pod(driver(attempt=0))
+    current["metadata"]["ownerReferences"][0]["controller"] = True
+    current["metadata"]["creationTimestamp"] = "2025-03-01T10:00:00Z"
+    host = _SweepHost({(KUBEFLOW_APP, "ns1", "pi"): cr}, [old, current])
+    assert sweep.sweep(host, 10) == 1  # type: ignore[arg-type]
+    assert host.deleted == ["pi-7-driver"]

@@ -4,7 +4,8 @@ The loop commits a status before it acts, so a crash (or a lost lease) between t
 the deletes can leave an attempt's ConfigMaps, Services or driver pod behind, and a replica
 frozen in the microseconds between its lease check and a create can still create one late.
 The sweeper is the backstop for both. An object is a leftover when its controller is a
-SparkApplication this operator serves (same uid) and either that application is
+SparkApplication this operator serves (same uid; Apache's or Kubeflow's v1beta2, whose state is
+its ``status.sparkplane``) and either that application is
 ``ResourceReleased`` or the object's ``spark-app-selector`` is not the current attempt's app ID
 (restarted, or created for an attempt already finished). Objects younger than ``min_age`` are
 left alone (a cache may not show the attempt that made them yet); objects whose owner is gone
@@ -25,9 +26,12 @@ from typing import Any, Protocol
 from sparkplane.errors import ConflictError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.operator.core import states as st
+from sparkplane.operator.core.kubeflow_status import INTERNAL
 from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL, attempt_app_id, attempt_of
+from sparkplane.operator.kinds.kubeflow_io import KUBEFLOW_APP
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
+    KUBEFLOW_API_VERSION,
     SPARK_APPLICATION,
     controller_of,
     parse_time,
@@ -126,8 +130,22 @@ def sweep(host: Host, min_age: float) -> int:
     def app_of(namespace: str, name: str) -> Obj | None:
         return host.current((APP, namespace, name))
 
+    def kubeflow_app_of(namespace: str, name: str) -> Obj | None:
+        """A v1beta2 resource as the state machine sees it (its ``status.sparkplane``)."""
+        cr = host.current((KUBEFLOW_APP, namespace, name))
+        return None if cr is None else {**cr, "status": (cr.get("status") or {}).get(INTERNAL)}
+
+    apache: list[Obj] = []
+    kubeflow: list[Obj] = []
+    for obj in found:
+        owned = (_owner(obj) or {}).get("apiVersion") == KUBEFLOW_API_VERSION
+        (kubeflow if owned else apache).append(obj)
+    now = host.clock()
+    swept = leftovers(apache, app_of, now, min_age) + leftovers(
+        kubeflow, kubeflow_app_of, now, min_age
+    )
     deleted = 0
-    for obj in leftovers(found, app_of, host.clock(), min_age):
+    for obj in swept:
         meta = obj["metadata"]
         uid = meta.get("uid") if obj["kind"] == "Pod" else None
         if uid:  # an older attempt's pod: its log would overwrite the app's newer archive
