@@ -125,3 +125,10 @@ def test_explicit_server_requires_token_and_ca():
         connect(server="https://x")
     with pytest.raises(ConfigError, match="CA certificate"):
         connect(server="https://x", token="t")
+
+
+def test_kubeflows_api_not_served_names_the_operator_that_serves_it() -> None:
+    disc = Discovery(lambda path: {"resources": []})
+    with pytest.raises(KubeError, match="sparkplane operator install --operator") as err:
+        disc.resolve("sparkoperator.k8s.io/v1beta2", "SparkApplication")
+    assert "Kubeflow's Spark operator" in str(err.value)
