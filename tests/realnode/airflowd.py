@@ -189,6 +189,13 @@ class Airflow:
         folder = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
         return "\n".join(p.read_text(errors="replace") for p in sorted(folder.glob("*.log")))
 
+    def trigger_log(self, dag_id: str, run_id: str, task_id: str) -> str:
+        """What the task's triggers logged while it was deferred (Airflow 3: beside its log)."""
+        folder = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
+        return "\n".join(
+            p.read_text(errors="replace") for p in sorted(folder.glob("*.log.trigger.*.log"))
+        )
+
     def mark(self, dag_id: str, run_id: str, task_id: str, state: str) -> None:
         """Set the task instance's state, as a user's "mark failed/success" does."""
         self.api(
