@@ -101,7 +101,7 @@ integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
 	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
 	$(BIN)/python -m sparkplane_devcluster.helmbin
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m pytest -q --durations=15 tests/integration
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);
 ## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow
@@ -111,7 +111,7 @@ ifeq ($(REALNODE),0)
 else
 	@# the cold builds (node components, images) take minutes: before pytest's per-test timeout
 	$(BIN)/sparkplane dev-cluster build --real-node
-	$(BIN)/python -m pytest -q tests/realnode
+	$(BIN)/python -m pytest -q --durations=15 tests/realnode
 endif
 
 cluster-down: $(STAMP)
