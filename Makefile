@@ -81,8 +81,11 @@ lock: $(LOCK_STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-## test: lint + types + unit + integration (KWOK) + realnode (Spark really runs on a real node).
-test: lint types unit integration realnode
+## test: lint + types + unit, then the two cluster suites side by side: integration (KWOK) and
+## realnode (Spark really runs on a real node). They share nothing (their own clusters, ports and
+## state dirs); each suite's output is printed in one piece when it ends (make -O).
+test: lint types unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration realnode
 
 lint: $(STAMP)
 	$(BIN)/ruff check src $(DEVCLUSTER) $(PROVIDER) tests benchmarks examples
