@@ -42,6 +42,7 @@ from tests.integration.operator_helpers import (
 
 pytestmark = pytest.mark.integration
 KEY = "spark.kubernetes.operator.watchedNamespaces"
+SELECT = "spark.kubernetes.operator.reconciler.labelSelector"
 DONE = ("ResourceReleased", "TerminatedWithoutReleaseResources")
 SUCCEED = {"outcome": "Succeeded"}
 
@@ -134,6 +135,22 @@ def test_watched_namespaces_follow_the_configmap(
                 kube.create(spark_app("control", sim=SUCCEED), namespace=watched)
                 wait_state(kube, watched, "control", *DONE, timeout=90)
                 assert state_of(kube, added, "after") is None
+
+                # a label selector: only the resources carrying it from now on
+                kube.patch(
+                    "v1", "ConfigMap", DYNAMIC_CONFIG_NAME, {"data": {SELECT: "team=a"}}, home
+                )
+                wait_for(
+                    lambda: operator.settings.label_selector == "team=a",
+                    timeout=30,
+                    what="the selector applied",
+                )
+                kube.create(spark_app("unlabelled", sim=SUCCEED), namespace=watched)
+                labelled = spark_app("labelled", sim=SUCCEED)
+                labelled["metadata"]["labels"] = {"team": "a"}
+                kube.create(labelled, namespace=watched)
+                wait_state(kube, watched, "labelled", *DONE, timeout=90)
+                assert state_of(kube, watched, "unlabelled") is None
             finally:
                 operator.events.flush()
                 operator.stop()

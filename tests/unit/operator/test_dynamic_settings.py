@@ -35,3 +35,11 @@ def test_an_operator_of_every_namespace_keeps_them_all() -> None:
     everywhere = OperatorSettings()
     got = apply_dynamic(everywhere, {NS: "a"})
     assert got.settings is everywhere and got.problems[0].startswith(NS)
+
+
+def test_a_label_selector_is_checked() -> None:
+    key = "spark.kubernetes.operator.reconciler.labelSelector"
+    assert apply_dynamic(BASE, {key: "team=a, tier!=b"}).settings.label_selector == "team=a,tier!=b"
+    assert apply_dynamic(BASE, {key: ""}).settings.label_selector == ""
+    bad = apply_dynamic(BASE, {key: "team=a,=b"}).problems
+    assert bad and bad[0].startswith(key)

@@ -15,6 +15,7 @@ comes in as a mapping.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,6 +179,7 @@ DYNAMIC_CONFIG_NAME = OPERATOR_DYNAMIC_CONFIG
 DYNAMIC_KEYS = {
     "spark.kubernetes.operator.watchedNamespaces": "namespaces",
     "spark.kubernetes.operator.reconciler.intervalSeconds": "resync_seconds",
+    "spark.kubernetes.operator.reconciler.labelSelector": "label_selector",
 }
 
 
@@ -200,7 +202,18 @@ def _seconds(value: str) -> float:
     return seconds
 
 
-_PARSE = {"namespaces": _namespaces, "resync_seconds": _seconds}
+def _selector(value: str) -> str:
+    """A label selector of ``key=value`` / ``key!=value`` / ``key`` terms (what ``--selector``
+    takes), checked enough that a typo is refused here rather than by every list call."""
+    terms = [t.strip() for t in value.split(",")] if value.strip() else []
+    for term in terms:
+        key = term.split("!=")[0].split("=")[0].strip().lstrip("!")
+        if not re.fullmatch(r"([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", key):
+            raise ValueError(f"{term!r} is not a label selector term (key=value, key!=value, key)")
+    return ",".join(terms)
+
+
+_PARSE = {"namespaces": _namespaces, "resync_seconds": _seconds, "label_selector": _selector}
 
 
 @dataclass(frozen=True)

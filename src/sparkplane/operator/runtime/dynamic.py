@@ -6,7 +6,8 @@ Apache's operator reloads some of its settings ("hot properties") from a ConfigM
 informer watches that one ConfigMap (by name: the shipped Role may read no other). Each version
 of its data is laid over the settings the process started with
 (:func:`sparkplane.operator.core.settings.apply_dynamic`, the one place settings are merged);
-the result goes to the operator's ``reconfigure`` (watched namespaces, reconcile interval). A
+the result goes to the operator's ``reconfigure`` (watched namespaces, reconcile interval,
+label selector). A
 bad value is logged as a warning naming its key, and the operator keeps the settings it runs
 with; keys it does not apply are logged once per version. Deleting the ConfigMap brings the
 started settings back.

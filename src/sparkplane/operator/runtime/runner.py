@@ -100,7 +100,7 @@ class Operator:
         self.resources: dict[str, list[Informer]] = {kind: [] for kind in self.adapters}
         self.secondary: list[tuple[Informer, loop.Watch]] = []
         for ns in self.namespaces:
-            primary, secondary = self._informers_in(ns)
+            primary, secondary = self._informers_in(ns, self.settings.label_selector or None)
             for kind, informer in primary.items():
                 self.resources[kind].append(informer)
             self.secondary += secondary
@@ -127,11 +127,10 @@ class Operator:
         self.metrics.watch_states("clusters", lambda: self.cached(SPARK_CLUSTER))
 
     def _informers_in(
-        self, ns: str | None
+        self, ns: str | None, selector: str | None
     ) -> tuple[dict[str, Informer], list[tuple[Informer, loop.Watch]]]:
         """The informers of one watched namespace (``None``: all): each kind's custom
         resources (narrowed by the label selector) and the adapters' secondary watches."""
-        selector = self.settings.label_selector or None
         primary = {
             kind: Informer(self.reader, a.api_version, kind, namespace=ns, label_selector=selector)
             for kind, a in self.adapters.items()
@@ -229,19 +228,25 @@ class Operator:
         """Run with ``settings`` from now on (the dynamic configuration, :mod:`.dynamic`): the
         reconcile interval at the next resync tick; a namespace added is watched (its
         informers started and synced, its resources queued), one removed is no longer (its
-        informers stopped: its resources are left as they are)."""
+        informers stopped: its resources are left as they are); a new label selector replaces
+        the custom resources' informers (the newly selected are queued, the others left)."""
         old = set(self.namespaces)
         new = settings.namespaces or (None,)
         added = [ns for ns in new if ns not in old]
         removed = old - set(new)
-        started: list[Informer] = []
-        resources = {kind: list(informers) for kind, informers in self.resources.items()}
+        reselect = settings.label_selector != self.settings.label_selector
+        selector = settings.label_selector or None
+        fresh: dict[str, list[Informer]] = {kind: [] for kind in self.resources}
         secondary = [(i, w) for i, w in self.secondary if i.namespace not in removed]
-        for ns in added:
-            primary, more = self._informers_in(ns)
+        started: list[Informer] = []
+        for ns in new:
+            if ns not in added and not reselect:
+                continue
+            primary, more = self._informers_in(ns, selector)
+            more = more if ns in added else []
             self._connect(primary, more)
             for kind, informer in primary.items():
-                resources[kind].append(informer)
+                fresh[kind].append(informer)
             secondary += more
             started += [*(i for i, _ in more), *primary.values()]
         for informer in started:
@@ -253,10 +258,12 @@ class Operator:
             for informer in started:
                 informer.stop()
             raise
+        gone = removed | (old if reselect else set())
         stopped = [i for i, _ in self.secondary if i.namespace in removed]
-        for kind, informers in resources.items():
-            stopped += [i for i in informers if i.namespace in removed]
-            resources[kind] = [i for i in informers if i.namespace not in removed]
+        resources: dict[str, list[Informer]] = {}
+        for kind, informers in self.resources.items():
+            stopped += [i for i in informers if i.namespace in gone]
+            resources[kind] = [i for i in informers if i.namespace not in gone] + fresh[kind]
         with self._lock:  # readers see the old lists or the new ones, never half of them
             self.resources, self.secondary = resources, secondary
             self.namespaces = tuple(new)
@@ -264,19 +271,17 @@ class Operator:
             self.settings = settings
         for informer in stopped:
             informer.stop()
-        for kind, informers in resources.items():  # queued before the swap made them visible
+        for kind, informers in fresh.items():  # queued before the swap made them visible
             for informer in informers:
-                if informer.namespace in added:
-                    for obj in informer.list():
-                        self.queue.add(
-                            (kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
-                        )
-        if added or removed:
+                for obj in informer.list():
+                    self.queue.add((kind, obj["metadata"]["namespace"], obj["metadata"]["name"]))
+        if added or removed or reselect:
             log.info(
-                "watched namespaces now %s (added %s, removed %s)",
+                "watched namespaces now %s (added %s, removed %s), selector %r",
                 ", ".join(str(ns) for ns in new),
                 ", ".join(str(ns) for ns in added) or "none",
                 ", ".join(sorted(str(ns) for ns in removed)) or "none",
+                settings.label_selector,
             )
 
     @property
