@@ -37,6 +37,7 @@ class ChartValues:
     image: str = deploy.DEFAULT_IMAGE
     job_namespaces: tuple[str, ...] = ()  # spark.jobNamespaces; () = every namespace
     resource_selector: str = ""  # spark.resourceSelector; "" = every custom resource
+    dynamic_config: bool = False  # dynamicConfig.enabled
     replicas: int = 2  # controller.replicas
     workers: int = 8  # controller.workers
     metrics_port: int | None = 9090  # prometheus.metrics.{enable,port}
@@ -74,6 +75,7 @@ def operator_objects(v: ChartValues) -> list[Obj]:
         metrics_port=v.metrics_port,
         limits=v.limits,
         selector=v.resource_selector,
+        dynamic_config=v.dynamic_config,
     )
     out = [o for o in objects if o["kind"] != "Deployment"]
     out.append(

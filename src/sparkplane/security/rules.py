@@ -221,6 +221,8 @@ DRIVER = Policy(
 )
 
 OPERATOR_LEASE = "sparkplane-operator-lock"  # the Lease its replicas elect a leader with
+#: the operator's dynamic configuration, in its own namespace (Apache's chart's name)
+OPERATOR_DYNAMIC_CONFIG = "spark-kubernetes-operator-dynamic-configuration"
 
 OPERATOR = Policy(
     Identity.OPERATOR,
@@ -370,6 +372,13 @@ OPERATOR = Policy(
             ("get", "update"),
             "leader election: read and renew its own Lease, and no other",
             names=(OPERATOR_LEASE,),
+        ),
+        rule(
+            CORE,
+            "configmaps",
+            ("get", "list", "watch"),
+            "dynamic configuration: watch its own ConfigMap (by name), and no other",
+            names=(OPERATOR_DYNAMIC_CONFIG,),
         ),
     ),
     cluster_wide_allowed=True,

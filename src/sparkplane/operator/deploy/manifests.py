@@ -159,9 +159,11 @@ def run_args(
     metrics_port: int | None = 9090,
     limits: Limits | None = None,
     selector: str = "",
+    dynamic_config: bool = False,
 ) -> list[str]:
     """The ``operator run`` flags of the in-cluster Deployment (the bounds always spelled out;
-    ``selector``: only custom resources with these labels, when given)."""
+    ``selector``: only custom resources with these labels, when given; ``dynamic_config``: apply
+    the dynamic-configuration ConfigMap)."""
     args = [f"--lease-namespace={namespace}", f"--workers={workers}"]
     if metrics_port is not None:
         args.append(f"--metrics-port={metrics_port}")
@@ -171,6 +173,8 @@ def run_args(
         args.append("--all-namespaces")
     if selector:
         args.append(f"--selector={selector}")
+    if dynamic_config:
+        args.append("--dynamic-config")
     bounds = limits or Limits()
     args += [f"{flag}={getattr(bounds, name)}" for name, (flag, _) in LIMIT_SETTINGS.items()]
     return args
