@@ -294,6 +294,19 @@ def idle_for(kube: Kube, pod: Obj, now: datetime) -> timedelta | None:
     return now - model.last_activity(started or model.created_at(pod), jobs, sql, now)
 
 
+def session_expiry(kube: Kube, pod: Obj, now: datetime) -> str | None:
+    """Why the session of a running driver ``pod`` is to end (idle or too old), or None (not
+    a session, not running, within its limits, or its idle time unknown)."""
+    meta = pod.get("metadata", {})
+    if SESSION_LABEL not in (meta.get("labels") or {}):
+        return None
+    if pod.get("status", {}).get("phase") not in ("Pending", "Running"):
+        return None
+    idle = idle_for(kube, pod, now) if model.limit(pod, IDLE_TIMEOUT_KEY) else None
+    found = model.expiry(pod, now, idle)
+    return found.reason if found.expired else None
+
+
 # -- waiting and reaching -------------------------------------------------------------------
 def wait_running(
     kube: Kube, name: str, namespace: str, *, timeout: float, progress: Progress
@@ -337,7 +350,7 @@ def serves_http2(kube: Kube, pod: str, namespace: str, port: int) -> bool:
 
     try:
         sock = open_stream(kube, pod, namespace, port)
-    except Exception:  # noqa: BLE001 (the client raises its own kinds: not serving)
+    except Exception:
         return False
     try:
         sock.settimeout(5)
