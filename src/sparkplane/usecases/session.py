@@ -213,14 +213,18 @@ def create(kube: Kube, opts: SessionOptions, namespace: str, *, settings: Settin
     sub = SubmitOptions()
     rendered = render_native(source.app, kube.api.configuration.host, sub)
     _save_token(settings, kube, namespace, name, token)
-    submitted = submit_objects(
-        kube,
-        rendered.driver_pod,
-        [*rendered.resources, secret],
-        rendered.pre_resources,
-        sub,
-        app_id=rendered.app_id,
-    )
+    try:
+        submitted = submit_objects(
+            kube,
+            rendered.driver_pod,
+            [*rendered.resources, secret],
+            rendered.pre_resources,
+            sub,
+            app_id=rendered.app_id,
+        )
+    except BaseException:  # nothing was made (rolled back): no token to keep either
+        _token_path(settings, kube, namespace, name).unlink(missing_ok=True)
+        raise
     assert submitted.driver_pod is not None
     pod = kube.get("v1", "Pod", submitted.driver_pod, namespace)
     return info(kube, pod, idle=False)
