@@ -430,6 +430,13 @@ GC = Policy(
         rule(CORE, "pods/log", ("get",), "archive a driver's log before deleting it"),
         rule(
             CORE,
+            "pods/portforward",
+            ("get", "create"),
+            "Spark Connect sessions: read the idle time from the driver's own REST API (its "
+            "UI port) to end sessions past their idle timeout",
+        ),
+        rule(
+            CORE,
             "configmaps",
             ("create",),
             "the in-cluster log archive: a ConfigMap sparkplane-logs-<app> made before a driver "
