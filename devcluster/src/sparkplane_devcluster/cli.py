@@ -37,7 +37,7 @@ PortBase = Annotated[
     int | None,
     typer.Option(
         "--port-base",
-        help="First of seven loopback ports (apiserver = base); default "
+        help="First of fifteen loopback ports (apiserver = base); default "
         "$SPARKPLANE_DEV_PORT_BASE or 16443. Refused if another dev cluster's ports overlap.",
         show_default=False,
     ),
