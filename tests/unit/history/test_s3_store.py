@@ -25,7 +25,7 @@ def test_locations() -> None:
     "bad", ["s3://", "s3://A_B", "s3://ab", "s3://x..y/p", "s3://bucket/../up", "s3:/bucket"]
 )
 def test_bad_locations_name_the_setting_and_the_fix(bad: str) -> None:
-    with pytest.raises(ConfigError, match="SPARKPLANE_LOG_ARCHIVE=.*s3://BUCKET/PREFIX") as exc:
+    with pytest.raises(ConfigError, match=r"SPARKPLANE_LOG_ARCHIVE=.*s3://BUCKET/PREFIX") as exc:
         parse_location(bad)
     assert exc.value.exit_code == 3
 
@@ -35,7 +35,7 @@ def test_keys_live_under_the_prefix_and_refuse_path_tricks() -> None:
     assert store._key("ns/app/driver.log") == "logs/ns/app/driver.log"
     assert store._key("ns/app/") == "logs/ns/app/"
     for bad in ("", "/", "ns/../x", "ns//x", "./x"):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="bad archive key"):
             store._key(bad)
 
 
