@@ -173,6 +173,7 @@ def argv(weed: Path, root: Path, ports: list[int]) -> list[str]:
         f"-volume.port={volume}",
         f"-volume.port.grpc={volume_grpc}",
         "-volume.max=16",
+        "-volume.preStopSeconds=0",  # `down` stops it at once (no heartbeat drain)
         "-filer",
         f"-filer.port={filer}",
         f"-filer.port.grpc={filer_grpc}",
