@@ -263,9 +263,21 @@ def _gc_cronjob_removes_an_expired_driver(
         )
         jobs = kube.list("batch/v1", "Job", ns)
         assert jobs and all(j["metadata"]["ownerReferences"][0]["kind"] == "CronJob" for j in jobs)
+
+        def gc_said() -> str:
+            selector = "app.kubernetes.io/name=sparkplane-gc"
+            pods = kube.list("v1", "Pod", ns, label_selector=selector)
+            text = "\n".join(line for p in pods for line in kube.logs(p["metadata"]["name"], ns))
+            return text if driver["metadata"]["name"] in text and "deleted" in text else ""
+
+        # gc prints its table once done (archiving and pruning after the delete): wait for it
+        said = wait_for(
+            gc_said,
+            timeout=90,
+            what="the gc pod's report of the deletion",
+            interval=2,
+        )
         gc_pods = kube.list("v1", "Pod", ns, label_selector="app.kubernetes.io/name=sparkplane-gc")
-        said = "\n".join(line for p in gc_pods for line in kube.logs(p["metadata"]["name"], ns))
-        assert driver["metadata"]["name"] in said and "deleted" in said, said
         no_forbidden(said, "the gc CronJob")
         assert "Traceback" not in said and "could not archive" not in said, said
         for p in gc_pods:
