@@ -210,12 +210,14 @@ def _laptop(tmp_path: Path) -> dict[str, str]:
     return {"SPARKPLANE_CACHE_DIR": str(tmp_path / "laptop"), "SPARKPLANE_LOG_ARCHIVE": ""}
 
 
+@pytest.mark.timeout(600)  # a real SparkPi, then the CronJob's next minute, on 2 shared cores
 def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
     kubeconfig: Path, kube: Kube, tmp_path: Path
 ) -> None:
     _gc_cronjob_removes_an_expired_driver(kubeconfig, kube, tmp_path, s3=None)
 
 
+@pytest.mark.timeout(600)  # a real SparkPi, then the CronJob's next minute, on 2 shared cores
 def test_gc_cronjob_archives_to_s3_with_its_namespace_scoped_keys(
     real_cluster: DevCluster, kubeconfig: Path, kube: Kube, tmp_path: Path
 ) -> None:
