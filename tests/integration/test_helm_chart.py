@@ -88,6 +88,10 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 dynamic_config=True,
             ),
         ),
+        (
+            ["--set", "logArchive.store=s3://spark-logs/sp", "--set", "logArchive.s3Secret=aws"],
+            ChartValues(namespace="ops", log_archive="s3://spark-logs/sp", archive_secret="aws"),
+        ),
     ],
 )  # fmt: skip
 def test_template_renders_what_the_generators_say(

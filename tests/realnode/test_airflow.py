@@ -35,8 +35,8 @@ from tests.integration.operator_helpers import running_operator
 from tests.realnode.airflowd import ROOT, Airflow
 from tests.realnode.sparkapps import spec
 
-# the API server of Airflow: past the real cluster's 7 ports, before the demo cluster's
-PORT = int(os.environ.get("SPARKPLANE_REAL_TEST_PORT_BASE", "17463")) + 10
+# the API server of Airflow: past the real cluster's 15 ports, before the demo cluster's
+PORT = int(os.environ.get("SPARKPLANE_REAL_TEST_PORT_BASE", "17463")) + 19
 DOCS_DAG = "spark_pi"
 LONG_DAG = "spark_long"
 LONG = """
