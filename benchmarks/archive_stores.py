@@ -30,8 +30,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import boto3
-
 from sparkplane.history.archive import META, ArchiveMeta, ArchiveStore
 from sparkplane.history.kube_store import KubeStore
 from sparkplane.history.logs import read_archived
@@ -152,14 +150,7 @@ def main() -> int:
         f"in all), {args.reads} reads per store",
         flush=True,
     )
-    client = boto3.session.Session().client(
-        "s3",
-        endpoint_url=access.endpoint,
-        region_name=access.region,
-        aws_access_key_id=access.admin.access_key,
-        aws_secret_access_key=access.admin.secret_key,
-    )
-    s3 = S3Store(parse_location(access.archive), [namespace], client=client)
+    s3 = S3Store(parse_location(access.archive), [namespace], client=access.client())
 
     def cm_bytes() -> int:
         listed = kube.list("v1", "ConfigMap", namespace, label_selector="sparkplane.io/log-archive")

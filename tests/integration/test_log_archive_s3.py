@@ -15,7 +15,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import boto3
 import pytest
 
 from sparkplane.history.archive import META, ArchiveMeta
@@ -58,15 +57,7 @@ def s3_archive(s3: S3Access, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
 
 
 def _store(access: S3Access, namespaces: list[str] | None, tenant: str | None = None) -> S3Store:
-    keys = access.tenants[tenant] if tenant else access.admin
-    client = boto3.session.Session().client(
-        "s3",
-        endpoint_url=access.endpoint,
-        region_name=access.region,
-        aws_access_key_id=keys.access_key,
-        aws_secret_access_key=keys.secret_key,
-    )
-    return S3Store(parse_location(access.archive), namespaces, client=client)
+    return S3Store(parse_location(access.archive), namespaces, client=access.client(tenant))
 
 
 def _files(app: str, namespace: str, *, ago: timedelta, retain: int) -> dict[str, bytes]:

@@ -104,6 +104,19 @@ class S3Access:
             "AWS_SECRET_ACCESS_KEY": keys.secret_key,
         }
 
+    def client(self, namespace: str | None = None) -> Any:
+        """A boto3 S3 client of the admin (or of ``namespace``'s tenant identity)."""
+        import boto3
+
+        keys = self.tenants[namespace] if namespace else self.admin
+        return boto3.session.Session().client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=self.region,
+            aws_access_key_id=keys.access_key,
+            aws_secret_access_key=keys.secret_key,
+        )
+
     @classmethod
     def load(cls, path: Path) -> S3Access:
         raw: dict[str, Any] = json.loads(path.read_text())
@@ -189,16 +202,9 @@ def argv(weed: Path, root: Path, ports: list[int]) -> list[str]:
 
 def create_bucket(access: S3Access, timeout: float) -> None:
     """Create the dev bucket (idempotent), retrying while the gateway's filer comes up."""
-    import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
-    client = boto3.session.Session().client(
-        "s3",
-        endpoint_url=access.endpoint,
-        region_name=access.region,
-        aws_access_key_id=access.admin.access_key,
-        aws_secret_access_key=access.admin.secret_key,
-    )
+    client = access.client()
     deadline = time.monotonic() + timeout
     while True:
         try:
