@@ -173,11 +173,12 @@ def build_module(
     cgo: bool = False,
     binary: str | None = None,
     replaces: tuple[str, ...] = (),
+    ldflags: tuple[str, ...] = (),
 ) -> None:
     """Build ``packages`` of a module into ``dest`` (one binary each, named as Go names it, or
     ``binary`` for a single package; etcd, KWOK, containerd, runc, CNI plugins, CoreDNS,
     SeaweedFS). ``replaces`` (``old=new@version``): the module's own replace lines, which a
-    requiring module must repeat."""
+    requiring module must repeat. ``ldflags``: extra linker flags (``-X pkg.var=value``)."""
     work = _wrapper(go, Path(packages[0]).name, log)
     try:
         for line in replaces:
@@ -186,7 +187,8 @@ def build_module(
         out = dest.parent / f".{dest.name}.tmp"
         out.mkdir(parents=True, exist_ok=True)
         target = str(out / binary) if binary else f"{out}/"
-        cmd = [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", target]
+        cmd = [go, "build", "-trimpath", "-ldflags", " ".join(("-s", "-w", *ldflags))]
+        cmd += ["-o", target]
         if tags:
             cmd += ["-tags", ",".join(tags)]
         run([*cmd, *packages], work, log, cgo=cgo)

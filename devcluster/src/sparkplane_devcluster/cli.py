@@ -39,7 +39,7 @@ PortBase = Annotated[
     int | None,
     typer.Option(
         "--port-base",
-        help="First of fifteen loopback ports (apiserver = base); default "
+        help="First of seventeen loopback ports (apiserver = base); default "
         "$SPARKPLANE_DEV_PORT_BASE or 16443. Refused if another dev cluster's ports overlap.",
         show_default=False,
     ),
@@ -72,6 +72,13 @@ def up(
             "Spark really runs; the simulated nodes are then tainted sparkplane.io/simulated.",
         ),
     ] = False,
+    kueue: Annotated[
+        bool,
+        typer.Option(
+            "--kueue",
+            help="Also start Kueue (its CRDs, webhooks and manager; `dev-cluster kueue up`).",
+        ),
+    ] = False,
 ) -> None:
     """Build (first run only) and start the cluster; idempotent; a cluster whose component died
     is restarted with its data. Last line: the kubeconfig."""
@@ -85,6 +92,8 @@ def up(
         real_node=real_node,
     )
     path = cluster.up(progress)
+    if kueue:
+        cluster.kueue_up(progress)
     write(str(path))
 
 
@@ -103,11 +112,13 @@ def build(
     """Build the pinned binaries from Go modules unless cached; print where they are."""
     from sparkplane_devcluster.build import ensure_binaries
     from sparkplane_devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.kueue import ensure_kueue
     from sparkplane_devcluster.seaweed import ensure_weed
 
     cache = cache_dir or default_cache_dir()
     bins = ensure_binaries(cache, progress)
     ensure_weed(cache, progress)
+    ensure_kueue(cache, progress)
     if real_node:
         from sparkplane_devcluster.images import ensure_images
         from sparkplane_devcluster.nodebuild import ensure_node_binaries
@@ -235,3 +246,57 @@ def simulate(
         pass
     finally:
         sim.stop()
+
+
+kueue_app = typer.Typer(
+    help="Kueue (quotas and queues) on the dev cluster, started only when asked.",
+    no_args_is_help=True,
+)
+app.add_typer(kueue_app, name="kueue")
+
+
+@kueue_app.command("up")
+def kueue_up(state_dir: StateDir = None) -> None:
+    """Start Kueue on the running dev cluster (built once, cached): its CRDs from the Go
+    module, its webhooks served on 127.0.0.1, its manager; idempotent. `down` stops it."""
+    from sparkplane_devcluster.kueue import KUEUE
+
+    started = _cluster(state_dir).kueue_up(progress)
+    note(f"kueue v{KUEUE} {'started' if started else 'already running'}")
+
+
+@kueue_app.command("queues")
+def kueue_queues(
+    state_dir: StateDir = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-n",
+            "--namespace",
+            help="A namespace given a LocalQueue (repeatable; default: "
+            "default and spark-jobs); made ready for Spark if absent.",
+        ),
+    ] = None,
+    cluster_queue: Annotated[str, typer.Option(help="The ClusterQueue's name.")] = "spark",
+    local_queue: Annotated[
+        str, typer.Option(help="Each LocalQueue's name (what `kueue.x-k8s.io/queue-name` names).")
+    ] = "spark",
+    cpu: Annotated[str, typer.Option(help="The ClusterQueue's cpu quota.")] = "8",
+    memory: Annotated[str, typer.Option(help="The ClusterQueue's memory quota.")] = "32Gi",
+) -> None:
+    """Set up a ResourceFlavor, a ClusterQueue with a cpu/memory quota and a LocalQueue in each
+    namespace (server-side apply: rerun to change the quota); prints what it applied."""
+    from sparkplane_devcluster.cluster import ready_namespace
+    from sparkplane_devcluster.kueue import Quota, apply_queues, names
+
+    cluster = _cluster(state_dir)
+    namespaces = tuple(namespace or Quota.namespaces)
+    quota = Quota(cluster_queue, local_queue, cpu=cpu, memory=memory, namespaces=namespaces)
+    kube = cluster._kube()
+    try:
+        for ns in namespaces:
+            ready_namespace(kube, ns)
+        objs = apply_queues(kube, quota, cluster.settings.start_timeout)
+    finally:
+        kube.close()
+    write("\n".join(names(objs)))

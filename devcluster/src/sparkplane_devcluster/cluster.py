@@ -30,6 +30,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from sparkplane.errors import AlreadyExistsError, DevClusterError, NotFoundError
 from sparkplane.security.rbac import bodies, render
 from sparkplane_devcluster import (
@@ -64,6 +66,9 @@ ORDER = (
     "spark-ui-simulator",
     "seaweedfs",
 )
+OPTIONAL = ("kueue",)
+"""Components started only when asked (``dev-cluster kueue up``): not needed for "running",
+stopped first by ``down``."""
 
 DRIVER_LOG = """\
 INFO SparkContext: Running Spark version 4.0.1 (simulated by the sparkplane dev cluster)
@@ -209,7 +214,7 @@ class DevCluster:
         """Every component alive and the API server ready."""
         pids = self._pids()
         expected = set(ORDER) | (set(realnode.COMPONENTS) if self.has_real_node() else set())
-        if set(pids) != expected:
+        if set(pids) - set(OPTIONAL) != expected:
             return False
         if not all(process.alive(pid, binary) for pid, binary in pids.values()):
             return False
@@ -338,7 +343,7 @@ class DevCluster:
         pids = self._pids()
         if state.get("real_node") or state.get("node_namespace"):
             realnode.stop(self.node_plan, pids, state.get("node_namespace"))
-        for name in reversed(ORDER):
+        for name in (*OPTIONAL, *reversed(ORDER)):
             if name in pids:
                 pid, binary = pids[name]
                 process.stop(pid, binary)
@@ -386,6 +391,56 @@ class DevCluster:
             objects.taint_simulated(kube)
         finally:
             kube.close()
+
+    def kueue_up(self, progress: Progress = lambda _: None) -> bool:
+        """Start Kueue (:mod:`.kueue`) on the running cluster: its CRDs, webhooks and manager;
+        False if it already runs. Fails (never skips) if the cluster is down or Kueue does not
+        become ready."""
+        from sparkplane_devcluster import kueue
+
+        if not self.is_running():
+            raise DevClusterError(
+                f"the dev cluster at {self.server} is not running: start it first "
+                "(`sparkplane dev-cluster up`, or `up --kueue`)"
+            )
+        found = self._pids().get(kueue.PROCESS)
+        if found and process.alive(*found):
+            progress("kueue already running")
+            return False
+        binary = kueue.ensure_kueue(self.settings.cache_dir, progress)
+        root = self.state_dir / "kueue"
+        certs = root / "certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        url = f"https://127.0.0.1:{self.ports.kueue_webhook}"
+        timeout = self.settings.start_timeout
+        kube = self._kube()
+        try:
+            progress(f"installing Kueue v{kueue.KUEUE}'s CRDs and webhooks (webhooks at {url})")
+            source = kueue.module_dir(self.log_path("kueue-module"))
+            kueue.install(kube, source, url, timeout)
+            cfg = root / "config.yaml"
+            cfg.write_text(
+                yaml.safe_dump(
+                    kueue.config(self.ports.kueue_webhook, self.ports.kueue_health, certs)
+                )
+            )
+            progress("starting kueue")
+            state = self._read_state()
+            pids: dict[str, dict[str, Any]] = dict(state.get("processes", {}))
+            # kept as written by `up` (its settings too: _save writes _extra last)
+            self._extra = {k: v for k, v in state.items() if k not in ("port_base", "processes")}
+            pid, name, log = self._launch(
+                kueue.PROCESS, kueue.argv(binary, cfg, self.kubeconfig), pids
+            )
+            try:
+                kueue.wait_ready(self.ports.kueue_health, pid, name, log, timeout)
+                kueue.wait_webhooks(kube, timeout)
+            except BaseException:
+                process.stop(pid, name)
+                raise
+        finally:
+            kube.close()
+        return True
 
     # -- internals ------------------------------------------------------------------------
     def _claim(self, real: bool, progress: Progress) -> None:

@@ -73,6 +73,16 @@ class Ports:
         """The S3 gateway (SeaweedFS's)."""
         return self.seaweedfs[6]
 
+    @property
+    def kueue_webhook(self) -> int:
+        """Kueue's webhook server (started only by ``dev-cluster kueue up``)."""
+        return self.base + 15
+
+    @property
+    def kueue_health(self) -> int:
+        """Kueue's health probes (``/readyz``)."""
+        return self.base + 16
+
     def named(self) -> dict[str, int]:
         """Every port with the component that binds it (for "port in use" errors)."""
         return {
@@ -93,6 +103,8 @@ class Ports:
             },
             "seaweedfs (S3)": self.s3,
             "seaweedfs (S3 gRPC)": self.seaweedfs[7],
+            "kueue (webhooks)": self.kueue_webhook,
+            "kueue (health)": self.kueue_health,
         }
 
 

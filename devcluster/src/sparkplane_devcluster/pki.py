@@ -202,3 +202,32 @@ def ensure_node_certs(pki: Pki, node_name: str, node_ip: str) -> None:
         )
         pki.file(f"{stem}.key").chmod(0o600)
     marker.write_text(node_ip)
+
+
+def webhook_ca_and_serving(
+    ca_common_name: str, dns: tuple[str, ...], ips: tuple[str, ...]
+) -> dict[str, bytes]:
+    """A throw-away CA (its common name also its DNS SAN, as cert-controller's rotator checks
+    a CA) and a serving certificate it signs for ``dns`` and ``ips``, as PEM under the keys a
+    webhook secret holds (``ca.crt``, ``ca.key``, ``tls.crt``, ``tls.key``). Never the cluster's
+    CA: this CA's key is stored in a Secret."""
+    ca_key = _new_key()
+    ca_name = _name(ca_common_name)
+    ca = _sign(ca_key, ca_name, ca_key, ca_name, is_ca=True, dns=(ca_common_name,))
+    key = _new_key()
+    cert = _sign(
+        key,
+        _name(dns[0] if dns else ca_common_name),
+        ca_key,
+        ca_name,
+        usage=ExtendedKeyUsageOID.SERVER_AUTH,
+        dns=dns,
+        ips=ips,
+    )
+    pem = serialization.Encoding.PEM
+    return {
+        "ca.crt": ca.public_bytes(pem),
+        "ca.key": _key_pem(ca_key),
+        "tls.crt": cert.public_bytes(pem),
+        "tls.key": _key_pem(key),
+    }
