@@ -31,6 +31,13 @@ KUBEFLOW_API_VERSION = f"{KUBEFLOW_GROUP}/{KUBEFLOW_VERSION}"
 #: sparkplane's own group (its ScheduledSparkApplication for Apache's API, its label keys).
 SPARKPLANE_GROUP = "sparkplane.io"
 
+#: Kueue (quotas and queues): its Workload reserves an app's pods before they exist.
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_API_VERSION = f"{KUEUE_GROUP}/v1beta2"
+WORKLOAD = "Workload"
+#: Label naming the LocalQueue (of the app's namespace) an app waits in.
+QUEUE_NAME_LABEL = f"{KUEUE_GROUP}/queue-name"
+
 SPARK_APPLICATION = "SparkApplication"
 SPARK_CLUSTER = "SparkCluster"
 SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"

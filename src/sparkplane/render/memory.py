@@ -52,3 +52,29 @@ def driver_memory(conf: Mapping[str, str], *, non_jvm: bool) -> DriverMemory:
         minimum = memory_mib(conf.get("spark.driver.minMemoryOverhead", MIN_OVERHEAD))
         overhead = max(int(factor * heap), minimum)
     return DriverMemory(heap, overhead, default_factor)
+
+
+def executor_memory_mib(conf: Mapping[str, str], *, non_jvm: bool) -> int:
+    """What one executor pod's container requests, as Spark's ``BasicExecutorFeatureStep``
+    computes it: spark.executor.memory (1g) + overhead (spark.executor.memoryOverhead, else
+    max(factor * heap, spark.executor.minMemoryOverhead (384m)); the factor as the driver's,
+    with spark.executor.memoryOverheadFactor winning) + spark.executor.pyspark.memory (Python)
+    + spark.memory.offHeap.size (when off-heap is enabled)."""
+    heap = memory_mib(conf.get("spark.executor.memory", "1g"))
+    k8s_factor = conf.get("spark.kubernetes.memoryOverheadFactor")
+    if k8s_factor is not None:
+        default_factor = float(k8s_factor)
+    else:
+        default_factor = NON_JVM_FACTOR if non_jvm else JVM_FACTOR
+    factor = float(conf.get("spark.executor.memoryOverheadFactor", default_factor))
+    if "spark.executor.memoryOverhead" in conf:
+        overhead = memory_mib(conf["spark.executor.memoryOverhead"])
+    else:
+        minimum = memory_mib(conf.get("spark.executor.minMemoryOverhead", MIN_OVERHEAD))
+        overhead = max(int(factor * heap), minimum)
+    extra = 0
+    if non_jvm and conf.get("spark.executor.pyspark.memory"):
+        extra += memory_mib(conf["spark.executor.pyspark.memory"])
+    if str(conf.get("spark.memory.offHeap.enabled", "false")).strip().lower() == "true":
+        extra += memory_mib(conf.get("spark.memory.offHeap.size", "0"), default_unit="b")
+    return heap + overhead + extra

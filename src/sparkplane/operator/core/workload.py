@@ -1,0 +1,228 @@
+"""A SparkApplication's Kueue ``Workload``: what it reserves, and what an admission says.
+
+The approach of Apache's operator 1.1.0 (apache/spark-kubernetes-operator, Kueue admission) and
+of Kueue's own job integrations (kubernetes-sigs/kueue ``pkg/controller/jobframework``): an
+app that names a LocalQueue (label ``kueue.x-k8s.io/queue-name``) is described to Kueue by a
+Workload before any pod exists; Kueue admits it when the ClusterQueue has quota; the admission
+says how many pods of each pod set were admitted and which labels, annotations, node selectors
+and tolerations each pod set's pods must carry (``status.admissionChecks[].podSetUpdates``).
+
+Pod sets: ``driver`` (count 1, the rendered driver pod's spec, so Kueue counts exactly what the
+driver requests) and ``executor`` (a pod with the executor container's requests, computed as
+Spark's ``BasicExecutorFeatureStep`` computes them, and the executors' node selector).
+
+Dynamic allocation: the executor pod set reserves ``spark.dynamicAllocation.maxExecutors``
+(the operator always caps it: :func:`~sparkplane.operator.core.bounds.with_executor_cap`).
+Reserving the ceiling is the simple correct choice: an app never runs more executors than Kueue
+admitted, so quota is never over-committed and no executor waits unscheduled after admission;
+the price is that an app scaled below its ceiling holds quota it does not use (growing and
+shrinking an admitted Workload would need Kueue's elastic workloads, alpha in v0.17). Without
+dynamic allocation it reserves ``spark.executor.instances`` (Spark's default 2).
+
+Admitted quota is the ceiling the app runs with: :func:`pinned_conf` writes the admitted count
+over ``spark.executor.instances`` or ``spark.dynamicAllocation.maxExecutors`` (and lowers
+``minExecutors``/``initialExecutors`` to it) in the conf the driver is submitted with.
+
+Pure: no I/O. Not yet called by the reconciler (issue 23, item 2).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkplane.operator.core.bounds import DYNAMIC
+from sparkplane.render.memory import executor_memory_mib
+from sparkplane.vocab import (
+    DRIVER_ROLE,
+    EXECUTOR_CONTAINER,
+    EXECUTOR_ROLE,
+    KUEUE_API_VERSION,
+    QUEUE_NAME_LABEL,
+    WORKLOAD,
+)
+
+Obj = dict[str, Any]
+DEFAULT_INSTANCES = 2  # Spark's spark.executor.instances when unset (dynamic allocation off)
+NODE_SELECTOR = "spark.kubernetes.node.selector."
+EXECUTOR_NODE_SELECTOR = "spark.kubernetes.executor.node.selector."
+
+
+def queue_name(cr: Mapping[str, Any]) -> str | None:
+    """The LocalQueue ``cr`` names (its ``kueue.x-k8s.io/queue-name`` label), if any."""
+    labels = (cr.get("metadata") or {}).get("labels") or {}
+    name = labels.get(QUEUE_NAME_LABEL)
+    return str(name) if name else None
+
+
+def dynamic(conf: Mapping[str, str]) -> bool:
+    return str(conf.get(f"{DYNAMIC}.enabled", "false")).strip().lower() == "true"
+
+
+def executor_count(conf: Mapping[str, str]) -> int:
+    """Executors to reserve: ``maxExecutors`` under dynamic allocation, else ``instances``."""
+    key = f"{DYNAMIC}.maxExecutors" if dynamic(conf) else "spark.executor.instances"
+    return int(str(conf.get(key, DEFAULT_INSTANCES)).strip())
+
+
+def executor_requests(conf: Mapping[str, str], *, non_jvm: bool) -> dict[str, str]:
+    """One executor container's requests (cpu as Spark requests it, memory with overhead)."""
+    cpu = (
+        conf.get("spark.kubernetes.executor.request.cores")
+        or conf.get("spark.executor.cores")
+        or "1"
+    )
+    return {"cpu": str(cpu), "memory": f"{executor_memory_mib(conf, non_jvm=non_jvm)}Mi"}
+
+
+def executor_node_selector(conf: Mapping[str, str]) -> dict[str, str]:
+    """Spark's app-wide node selector, overridden by the executors' own."""
+    out = {k.removeprefix(NODE_SELECTOR): v for k, v in conf.items() if k.startswith(NODE_SELECTOR)}
+    out.update(
+        (k.removeprefix(EXECUTOR_NODE_SELECTOR), v)
+        for k, v in conf.items()
+        if k.startswith(EXECUTOR_NODE_SELECTOR)
+    )
+    return out
+
+
+def build_workload(
+    cr: Mapping[str, Any],
+    name: str,
+    driver_pod: Mapping[str, Any],
+    conf: Mapping[str, str],
+    *,
+    non_jvm: bool,
+    owner: Mapping[str, Any],
+) -> Obj:
+    """The Workload reserving ``driver_pod`` and the app's executors in the queue ``cr``
+    names, owned by ``owner`` (the CR: deleting the app deletes it)."""
+    queue = queue_name(cr)
+    if queue is None:
+        raise ValueError(f"the app names no queue (label {QUEUE_NAME_LABEL})")
+    meta = cr["metadata"]
+    driver_spec = copy.deepcopy(dict(driver_pod["spec"]))
+    image = next(
+        (c.get("image") for c in driver_spec.get("containers") or [] if c.get("image")), None
+    )
+    executor = {
+        "name": EXECUTOR_CONTAINER,
+        "resources": {"requests": executor_requests(conf, non_jvm=non_jvm)},
+    }
+    if image:
+        executor["image"] = image
+    executor_spec: Obj = {"containers": [executor], "restartPolicy": "Never"}
+    if selector := executor_node_selector(conf):
+        executor_spec["nodeSelector"] = selector
+    executors = executor_count(conf)
+    pod_sets: list[Obj] = [{"name": DRIVER_ROLE, "count": 1, "template": {"spec": driver_spec}}]
+    if executors > 0:  # no executors: the driver alone
+        pod_sets.append(
+            {"name": EXECUTOR_ROLE, "count": executors, "template": {"spec": executor_spec}}
+        )
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": WORKLOAD,
+        "metadata": {
+            "name": name,
+            "namespace": str(meta.get("namespace") or "default"),
+            "labels": {QUEUE_NAME_LABEL: queue},
+            "ownerReferences": [dict(owner)],
+        },
+        "spec": {"queueName": queue, "podSets": pod_sets},
+    }
+
+
+def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    conditions = (workload.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def _true(workload: Mapping[str, Any], kind: str) -> bool:
+    found = _condition(workload, kind)
+    return bool(found and found.get("status") == "True")
+
+
+@dataclass(frozen=True)
+class PodSetUpdate:
+    """What an admission asks of one pod set's pods."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[Obj, ...] = ()
+
+
+@dataclass(frozen=True)
+class Admission:
+    """An admitted Workload: the executors admitted and each pod set's updates."""
+
+    executors: int
+    updates: dict[str, PodSetUpdate]
+
+
+def admission(workload: Mapping[str, Any]) -> Admission | None:
+    """The admission of ``workload``, None while it waits (or after Kueue evicted it)."""
+    if not _true(workload, "Admitted") or _true(workload, "Evicted"):
+        return None
+    status = workload.get("status") or {}
+    counts = {
+        a.get("name"): int(a.get("count", 0))
+        for a in (status.get("admission") or {}).get("podSetAssignments") or []
+    }
+    updates: dict[str, PodSetUpdate] = {}
+    for check in status.get("admissionChecks") or []:
+        for u in check.get("podSetUpdates") or []:
+            old = updates.get(u["name"], PodSetUpdate())
+            updates[u["name"]] = PodSetUpdate(
+                {**old.labels, **(u.get("labels") or {})},
+                {**old.annotations, **(u.get("annotations") or {})},
+                {**old.node_selector, **(u.get("nodeSelector") or {})},
+                (*old.tolerations, *(u.get("tolerations") or [])),
+            )
+    return Admission(counts.get(EXECUTOR_ROLE, 0), updates)
+
+
+def pending_message(workload: Mapping[str, Any]) -> str:
+    """Why Kueue has not admitted ``workload`` yet (its QuotaReserved message), or an eviction."""
+    for kind in ("Evicted", "QuotaReserved"):
+        found = _condition(workload, kind)
+        if found and (kind != "Evicted" or found.get("status") == "True"):
+            return str(found.get("message") or found.get("reason") or "")
+    return "waiting for Kueue"
+
+
+def pinned_conf(conf: Mapping[str, str], executors: int) -> dict[str, str]:
+    """``conf`` held to ``executors`` admitted executors: the count Spark would start
+    (``instances``, or dynamic allocation's ``maxExecutors``, with ``min``/``initial`` lowered
+    to it) is the admitted one."""
+    out = dict(conf)
+    if dynamic(conf):
+        out[f"{DYNAMIC}.maxExecutors"] = str(executors)
+        for key in (f"{DYNAMIC}.minExecutors", f"{DYNAMIC}.initialExecutors"):
+            if key in out and int(str(out[key]).strip()) > executors:
+                out[key] = str(executors)
+    else:
+        out["spark.executor.instances"] = str(executors)
+    return out
+
+
+def with_pod_set_update(pod: Mapping[str, Any], update: PodSetUpdate) -> Obj:
+    """``pod`` (or a pod template) carrying an admission's update: labels, annotations and
+    node selector merged (the admission's win), tolerations appended unless present."""
+    out = copy.deepcopy(dict(pod))
+    meta = out.setdefault("metadata", {})
+    if update.labels:
+        meta["labels"] = {**(meta.get("labels") or {}), **update.labels}
+    if update.annotations:
+        meta["annotations"] = {**(meta.get("annotations") or {}), **update.annotations}
+    spec = out.setdefault("spec", {})
+    if update.node_selector:
+        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **update.node_selector}
+    tolerations = list(spec.get("tolerations") or [])
+    tolerations += [t for t in update.tolerations if t not in tolerations]
+    if tolerations:
+        spec["tolerations"] = tolerations
+    return out
