@@ -216,7 +216,7 @@ class DevCluster:
         expected = set(ORDER) | (set(realnode.COMPONENTS) if self.has_real_node() else set())
         if set(pids) - set(OPTIONAL) != expected:
             return False
-        if not all(process.alive(pid, binary) for pid, binary in pids.values()):
+        if not all(process.alive(*pids[name]) for name in expected):
             return False
         ca = Pki(self.state_dir / "pki").file("ca.crt")
         return process.http_ok(f"{self.server}/readyz", ca)
@@ -417,7 +417,7 @@ class DevCluster:
         try:
             progress(f"installing Kueue v{kueue.KUEUE}'s CRDs and webhooks (webhooks at {url})")
             source = kueue.module_dir(self.log_path("kueue-module"))
-            kueue.install(kube, source, url, timeout)
+            kueue.install(kube, source, url, certs, timeout)
             cfg = root / "config.yaml"
             cfg.write_text(
                 yaml.safe_dump(

@@ -194,15 +194,23 @@ def _secret_serves_loopback(kube: Any) -> bool:
     return "127.0.0.1" in [str(ip) for ip in sans.get_values_for_type(x509.IPAddress)]
 
 
-def install(kube: Any, source: Path, url: str, timeout: float) -> None:
+def install(kube: Any, source: Path, url: str, cert_dir: Path, timeout: float) -> None:
     """Namespace, the pre-filled certificate Secret, CRDs and webhook configurations
-    (idempotent: a Secret that already names 127.0.0.1 is kept, as cert-controller keeps it)."""
+    (idempotent: a Secret that already names 127.0.0.1 is kept, as cert-controller keeps it);
+    the Secret's files written to ``cert_dir``, as the kubelet mounts it into Kueue's pod
+    (cert-controller only updates the Secret and waits for the files to appear)."""
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     kube.apply(ns, field_manager=FIELD_MANAGER)
     if not _secret_serves_loopback(kube):
         if kube.get_or_none("v1", "Secret", SECRET, NAMESPACE) is not None:
             kube.delete("v1", "Secret", SECRET, NAMESPACE)
         kube.create(cert_secret())
+    secret = kube.get("v1", "Secret", SECRET, NAMESPACE)
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    for key, value in secret["data"].items():
+        path = cert_dir / key
+        path.write_bytes(base64.b64decode(value))
+        path.chmod(0o600)
     for crd in crds(source, url):
         kube.apply(crd, field_manager=FIELD_MANAGER)
     for crd in crds(source, url):
