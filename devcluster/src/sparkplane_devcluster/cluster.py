@@ -43,7 +43,7 @@ from sparkplane_devcluster import (
     versions,
     volumes,
 )
-from sparkplane_devcluster.build import Binaries, ensure_binaries
+from sparkplane_devcluster.build import Binaries, ensure_binaries, lock
 from sparkplane_devcluster.hostdeps import ensure_debian_packages
 from sparkplane_devcluster.node import host, objects, realnode
 from sparkplane_devcluster.node.plan import NodePlan
@@ -403,11 +403,18 @@ class DevCluster:
                 f"the dev cluster at {self.server} is not running: start it first "
                 "(`sparkplane dev-cluster up`, or `up --kueue`)"
             )
-        found = self._pids().get(kueue.PROCESS)
-        if found and process.alive(*found):
-            progress("kueue already running")
-            return False
         binary = kueue.ensure_kueue(self.settings.cache_dir, progress)
+        with lock(self.state_dir / "kueue.lock"):  # two `kueue up` at once start one Kueue
+            found = self._pids().get(kueue.PROCESS)
+            if found and process.alive(*found):
+                progress("kueue already running")
+                return False
+            self._start_kueue(binary, progress)
+        return True
+
+    def _start_kueue(self, binary: Path, progress: Progress) -> None:
+        from sparkplane_devcluster import kueue
+
         root = self.state_dir / "kueue"
         certs = root / "certs"
         certs.mkdir(parents=True, exist_ok=True)
@@ -440,7 +447,6 @@ class DevCluster:
                 raise
         finally:
             kube.close()
-        return True
 
     # -- internals ------------------------------------------------------------------------
     def _claim(self, real: bool, progress: Progress) -> None:
