@@ -287,11 +287,12 @@ def kueue_queues(
     """Set up a ResourceFlavor, a ClusterQueue with a cpu/memory quota and a LocalQueue in each
     namespace (server-side apply: rerun to change the quota); prints what it applied."""
     from sparkplane_devcluster.cluster import ready_namespace
-    from sparkplane_devcluster.kueue import Quota, apply_queues, names
+    from sparkplane_devcluster.kueue import Quota, apply_queues, check_quota, names
 
     cluster = _cluster(state_dir)
     namespaces = tuple(namespace or Quota.namespaces)
     quota = Quota(cluster_queue, local_queue, cpu=cpu, memory=memory, namespaces=namespaces)
+    check_quota(quota)
     kube = cluster._kube()
     try:
         for ns in namespaces:

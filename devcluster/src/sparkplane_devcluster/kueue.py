@@ -38,6 +38,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -234,6 +235,23 @@ class Quota:
     cpu: str = "8"
     memory: str = "32Gi"
     namespaces: tuple[str, ...] = ("default", "spark-jobs")
+
+
+QUANTITY = re.compile(
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+"
+    r"(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+"""A Kubernetes quantity, as the ClusterQueue CRD's schema checks ``nominalQuota``."""
+
+
+def check_quota(quota: Quota) -> None:
+    """Refuse a quota the API server would refuse, before anything is applied."""
+    for option, value in (("--cpu", quota.cpu), ("--memory", quota.memory)):
+        if not QUANTITY.match(value):
+            raise DevClusterError(
+                f"{option} {value!r} is not a Kubernetes quantity: write e.g. "
+                + ("4 or 500m" if option == "--cpu" else "16Gi or 512Mi")
+            )
 
 
 def queue_objects(quota: Quota) -> list[dict[str, Any]]:

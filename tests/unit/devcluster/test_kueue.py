@@ -73,3 +73,13 @@ def test_only_kueue_api_webhooks_are_registered_at_the_url(tmp_path: Path) -> No
     assert [(h["name"], h["clientConfig"]) for h in out["webhooks"]] == [
         ("mwl", {"url": "https://127.0.0.1:9/mutate-wl"})
     ]
+
+
+def test_a_quota_that_is_not_a_quantity_is_refused_naming_the_option() -> None:
+    import pytest
+
+    from sparkplane.errors import DevClusterError
+
+    kueue.check_quota(kueue.Quota(cpu="500m", memory="16Gi"))
+    with pytest.raises(DevClusterError, match="--memory '16GB' is not a Kubernetes quantity"):
+        kueue.check_quota(kueue.Quota(memory="16GB"))
