@@ -351,7 +351,7 @@ class DevCluster:
             self._state_file.unlink()
         registry.unregister(self.state_dir)
         if purge:
-            for sub in ("etcd", "node", "seaweedfs"):
+            for sub in ("etcd", "node", "seaweedfs", "kueue"):
                 shutil.rmtree(self.state_dir / sub, ignore_errors=True)
         return bool(pids)
 
