@@ -288,7 +288,7 @@ def event_for(
             "namespace": meta["namespace"],
             "uid": meta.get("uid"),
         },
-        "reason": str(transition.dst),
+        "reason": transition.reason or str(transition.dst),
         "message": transition.message or str(transition.dst),
         "type": "Warning" if transition.warning else "Normal",
         "source": {"component": component},
@@ -302,13 +302,15 @@ def event_for(
 
 def fold(transitions: Sequence[Transition]) -> Transition | None:
     """The transitions of one status write as ONE Event: its reason is the first warning state
-    (a failure stays visible as a Warning), else the last state; its message walks the path."""
+    (a failure stays visible as a Warning), else the first with a reason of its own (a resume),
+    else the last state; its message walks the path."""
     if not transitions:
         return None
     if len(transitions) == 1:
         return transitions[0]
     warning = next((t for t in transitions if t.warning), None)
-    chosen = warning or transitions[-1]
+    named = next((t for t in transitions if t.reason), None)
+    chosen = warning or named or transitions[-1]
     path = " -> ".join(str(t.dst) for t in transitions)
     details = "; ".join(t.message for t in transitions if t.message and t.message != "created")
     return replace(
