@@ -79,9 +79,9 @@ def _refuse_native(kube: Kube, name: str, namespace: str, suspend: bool) -> None
         return
     if app.mode is not Mode.NATIVE:
         return
-    verb = "suspend" if suspend else "resume"
+    done = "suspended" if suspend else "resumed"
     raise NotSuspendableError(
-        f"{name} is a native submission: it cannot be {verb}d, as nothing but its driver pod "
+        f"{name} is a native submission: it cannot be {done}, as nothing but its driver pod "
         f"holds it (no object keeps its spec to start it again). Stop it with `sparkplane kill "
         f"{name} -n {namespace}` (its driver log is archived), or submit it with "
         f"`--mode operator` to be able to suspend and resume it."
