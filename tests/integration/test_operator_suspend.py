@@ -8,6 +8,7 @@ app is refused with exit 12. KWOK plays the drivers (the simulator)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,11 @@ from sparkplane.operator.core.reconciler import RESUMED
 from sparkplane.operator.core.states import SUSPEND_BY_SPEC, SUSPEND_REASON
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
+from sparkplane.usecases.record import COMPONENT, KILLED, SUBMITTED
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import API, pods, running_operator, spark_app, wait_state
 from tests.integration.test_cli import run
+from tests.integration.test_log_archive_kube import _identity
 
 pytestmark = pytest.mark.integration
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -40,6 +43,14 @@ def crds(kube: Kube) -> None:
 def kube_archive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")
     monkeypatch.setenv("SPARKPLANE_CACHE_DIR", str(tmp_path / "cache"))  # no local archive
+
+
+@pytest.fixture
+def client(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path) -> Iterator[Path]:
+    """The shipped least-privilege client identity (``sparkplane rbac client``)."""
+    yield _identity(kubeconfig, kube, namespace, "client", tmp_path / "client.kubeconfig")
+    binding = f"sparkplane:client:cluster:{namespace}:sparkplane-client"
+    kube.delete(RBAC, "ClusterRoleBinding", binding)
 
 
 @pytest.fixture
@@ -147,9 +158,12 @@ def test_suspend_and_resume_by_a_tenant_that_may_only_edit_sparkapplications(
     assert "no SparkApplication 'nothing-here'" in missing.stderr
 
 
-def test_native_app_is_refused_with_what_to_do_instead(
-    kubeconfig: Path, kube: Kube, namespace: str
+def test_native_app_is_refused_and_its_driver_pod_records_submit_and_kill(
+    kube: Kube, namespace: str, client: Path
 ) -> None:
+    """As the shipped least-privilege client identity: the native driver pod gets a
+    ``Submitted`` Event at submit and a ``Killed`` one at kill; suspend is refused (exit 12)."""
+    kubeconfig = client
     submitted = run(
         kubeconfig,
         "submit",
@@ -168,4 +182,16 @@ def test_native_app_is_refused_with_what_to_do_instead(
     name = submitted.stdout.split()[0]
     refused = run(kubeconfig, "suspend", name, "-n", namespace, check=12)
     assert "native submission" in refused.stderr and f"sparkplane kill {name}" in refused.stderr
-    assert kube.get_or_none("v1", "Pod", f"{name}-driver", namespace) is not None  # untouched
+    driver = f"{name}-driver"
+    assert kube.get_or_none("v1", "Pod", driver, namespace) is not None  # untouched
+    run(kubeconfig, "kill", name, "-n", namespace)
+
+    def reasons() -> list[str]:
+        return [
+            e["reason"]
+            for e in kube.list("v1", "Event", namespace)
+            if e["involvedObject"].get("name") == driver
+            and e["source"].get("component") == COMPONENT
+        ]
+
+    assert SUBMITTED in reasons() and KILLED in reasons()
