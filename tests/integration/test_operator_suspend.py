@@ -24,7 +24,14 @@ from sparkplane.operator.deploy.install import install_crds
 from sparkplane.usecases.kubeconfig import mint_kubeconfig, write_private
 from sparkplane.usecases.record import COMPONENT, KILLED, SUBMITTED
 from tests.integration.helpers import wait_for
-from tests.integration.operator_helpers import API, pods, running_operator, spark_app, wait_state
+from tests.integration.operator_helpers import (
+    API,
+    history,
+    pods,
+    running_operator,
+    spark_app,
+    wait_state,
+)
 from tests.integration.test_cli import run
 from tests.integration.test_log_archive_kube import _identity
 
@@ -195,3 +202,46 @@ def test_native_app_is_refused_and_its_driver_pod_records_submit_and_kill(
         ]
 
     assert SUBMITTED in reasons() and KILLED in reasons()
+
+
+def test_spark_cluster_suspended_running_and_resumed(
+    kube: Kube, namespace: str, crds: None
+) -> None:
+    """SparkCluster's ``spec.suspend``: a healthy cluster's StatefulSets (and so its pods) are
+    released, the state is ``Suspended``; clearing it creates them again."""
+    cluster = {
+        "apiVersion": API,
+        "kind": "SparkCluster",
+        "metadata": {"name": "qa"},
+        "spec": {
+            "runtimeVersions": {"sparkVersion": "4.0.0"},
+            "clusterTolerations": {"instanceConfig": {"initWorkers": 1, "minWorkers": 1}},
+            "sparkConf": {"spark.kubernetes.container.image": "apache/spark:4.0.0"},
+        },
+    }
+
+    def state() -> str | None:
+        got = kube.get_or_none(API, "SparkCluster", "qa", namespace)
+        return (((got or {}).get("status") or {}).get("currentState") or {}).get(
+            "currentStateSummary"
+        )
+
+    def statefulsets() -> list[dict[str, Any]]:
+        return kube.list("apps/v1", "StatefulSet", namespace)
+
+    with running_operator(kube, namespace, simulate=False):
+        kube.create(cluster, namespace=namespace)
+        wait_for(lambda: state() == "RunningHealthy", timeout=60, what="cluster RunningHealthy")
+        kube.patch(API, "SparkCluster", "qa", {"spec": {"suspend": True}}, namespace)
+        wait_for(lambda: state() == "Suspended", timeout=30, what="cluster Suspended")
+        wait_for(lambda: not statefulsets(), timeout=30, what="StatefulSets released")
+        kube.patch(API, "SparkCluster", "qa", {"spec": {"suspend": False}}, namespace)
+        wait_for(lambda: state() == "RunningHealthy", timeout=60, what="cluster resumed")
+    got = kube.get(API, "SparkCluster", "qa", namespace)
+    assert history(got) == [
+        "Submitted",
+        "RunningHealthy",
+        "Suspended",
+        "Submitted",
+        "RunningHealthy",
+    ]

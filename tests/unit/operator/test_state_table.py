@@ -222,6 +222,10 @@ def test_cluster_table_matches_reference() -> None:
         ("RunningHealthy", "ResourceReleased"),
         ("SchedulingFailure", "ResourceReleased"),
         ("Failed", "ResourceReleased"),
+        # Apache 1.1.0's spec.suspend (code edges, the diagram predates them)
+        ("Submitted", "Suspended"),
+        ("RunningHealthy", "Suspended"),
+        ("Suspended", "Submitted"),
     }
     assert {(str(e.src), str(e.dst)) for e in CLUSTER_EDGES} == expected
     assert {"SchedulingFailure", "Failed"} == CLUSTER_FAILURES

@@ -130,3 +130,36 @@ def test_event_reason_and_type() -> None:
     assert (event["reason"], event["type"]) == ("Suspended", "Normal")
     named = Transition(A.SUSPENDED, A.SCHEDULED_TO_RESTART, "m", at(0), reason=RESUMED)
     assert event_for(obj, named, "op", "i")["reason"] == "Resumed"
+
+
+def test_spark_cluster_suspend_releases_and_resume_recreates() -> None:
+    from sparkplane.operator.core.cluster import decide_cluster
+
+    cr: dict[str, Any] = {
+        "apiVersion": "spark.apache.org/v1",
+        "kind": "SparkCluster",
+        "metadata": {"name": "c", "namespace": "ns", "uid": "u-1"},
+        "spec": {"runtimeVersions": {"sparkVersion": "4.0.1"}, "suspend": True},
+    }
+    held = decide_cluster(cr, {}, at(0), "op")
+    assert held.actions == () and held.status is not None
+    assert held.status["currentState"]["currentStateSummary"] == "Suspended"
+    assert held.status["currentState"][SUSPEND_REASON] == SUSPEND_BY_SPEC
+    ready = {"metadata": {}, "spec": {"replicas": 1}, "status": {"readyReplicas": 1}}
+    running = decide_cluster({**cr, "spec": {**cr["spec"], "suspend": False}}, {}, at(1), "op")
+    assert running.creates  # resumed: Submitted, the objects created again
+    cr = {**cr, "status": running.status}
+    healthy = decide_cluster(
+        {**cr, "spec": {**cr["spec"], "suspend": False}},
+        {"master": ready, "worker": ready},
+        at(2),
+        "op",
+    )
+    cr = {**cr, "status": healthy.status}
+    assert cr["status"]["currentState"]["currentStateSummary"] == "RunningHealthy"
+    suspended = decide_cluster(cr, {"master": ready, "worker": ready}, at(3), "op")
+    (release,) = kinds(suspended, DeleteResources)
+    assert ("apps/v1", "StatefulSet", "c-master") in release.refs
+    assert all(kind != "Secret" for _, kind, _ in release.refs)
+    assert suspended.status is not None
+    assert suspended.status["currentState"]["currentStateSummary"] == "Suspended"

@@ -62,6 +62,7 @@ class ClusterStateSummary(StrEnum):
     RUNNING_HEALTHY = "RunningHealthy"
     FAILED = "Failed"
     RESOURCE_RELEASED = "ResourceReleased"
+    SUSPENDED = "Suspended"
 
 
 A, C = AppStateSummary, ClusterStateSummary
@@ -101,6 +102,10 @@ CLUSTER_DESCRIPTIONS: Mapping[ClusterStateSummary, str] = {
     C.RUNNING_HEALTHY: "The master and at least minWorkers workers are Ready.",
     C.FAILED: "A StatefulSet vanished, or the master (or too many workers) failed for good.",
     C.RESOURCE_RELEASED: "Terminal: the cluster's resources were deleted.",
+    C.SUSPENDED: (
+        "spec.suspend is true: the master and workers are released (the auth Secret kept); "
+        "clearing it creates them again."
+    ),
 }
 
 # --- sets the reconciler decides with (written out: never derived from enum order) -----------
@@ -239,6 +244,9 @@ CLUSTER_EDGES: tuple[Edge[ClusterStateSummary], ...] = (
     *_edges(C.RUNNING_HEALTHY, (C.FAILED, C.RESOURCE_RELEASED)),
     *_edges(C.SCHEDULING_FAILURE, (C.RESOURCE_RELEASED,)),
     *_edges(C.FAILED, (C.RESOURCE_RELEASED,)),
+    *_edges(C.SUBMITTED, (C.SUSPENDED,), _SUSPEND),
+    *_edges(C.RUNNING_HEALTHY, (C.SUSPENDED,), _SUSPEND),
+    *_edges(C.SUSPENDED, (C.SUBMITTED,), "spec.suspend cleared: the objects are created again"),
 )
 
 
