@@ -163,3 +163,14 @@ def test_spark_cluster_suspend_releases_and_resume_recreates() -> None:
     assert all(kind != "Secret" for _, kind, _ in release.refs)
     assert suspended.status is not None
     assert suspended.status["currentState"]["currentStateSummary"] == "Suspended"
+
+
+def test_event_key_is_object_reason_message_and_type() -> None:
+    from sparkplane.operator.runtime.actions import event_key
+
+    obj = make_cr()
+    first = event_for(obj, Transition(A.RUNNING_HEALTHY, A.SUSPENDED, "m", at(0)), "op", "i")
+    later = event_for(obj, Transition(A.DRIVER_READY, A.SUSPENDED, "m", at(60)), "op", "j")
+    assert event_key(first) == event_key(later)  # a repeat: counted, not posted again
+    other = event_for(obj, Transition(A.RUNNING_HEALTHY, A.SUSPENDED, "n", at(0)), "op", "i")
+    assert event_key(other) != event_key(first)

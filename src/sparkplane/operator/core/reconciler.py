@@ -7,7 +7,8 @@ DriverRequested → DriverStarted → DriverReady → RunningHealthy in one stat
 a :class:`Decision`. It covers every tolerance of ``spec.applicationTolerations``: timeouts
 (driver start, driver ready, executor start), instance thresholds, restart policy with its caps,
 counter reset and backoffs, force-termination grace and termination requeue, retention policy and
-duration, and TTL after stop. Level-based: it never depends on which event woke it.
+duration, and TTL after stop; and ``spec.suspend`` (Apache 1.1.0): held or released into
+``Suspended``, resumed as a new attempt. Level-based: it never depends on which event woke it.
 
 Called by the runner (and the tests, with hand-made pods and clocks). Pure: no I/O.
 """
