@@ -158,6 +158,14 @@ class AppNotFoundError(SparkplaneError):
     exit_code = 8
 
 
+class NotSuspendableError(SparkplaneError):
+    """``suspend``/``resume`` of an application that cannot be held: a native submission (no
+    object keeps its spec to start it again) or one that has finished. Exit 12; the message
+    says what to do instead."""
+
+    exit_code = 12
+
+
 class TimeoutExpired(SparkplaneError):
     """A wait ran out of time before the application reached the wanted state."""
 

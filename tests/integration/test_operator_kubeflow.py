@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from sparkplane import SparkPlane
 from sparkplane.kube import Kube
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
@@ -130,3 +131,22 @@ def test_application_failure_retried_once(kube: Kube, namespace: str, operator: 
     assert set(seen) <= {"SUBMITTED", "RUNNING", "FAILING", "PENDING_RERUN", "FAILED"}, seen
     assert cr["status"]["executionAttempts"] == 2, cr["status"]
     assert cr["status"]["applicationState"]["errorMessage"], cr["status"]
+
+
+def test_suspend_and_resume(kube: Kube, namespace: str, operator: Operator) -> None:
+    """Kubeflow v2.4's ``spec.suspend``: created suspended → SUSPENDED with no pod; resumed
+    (``SparkPlane.resume``) → RUNNING; suspended running → SUSPENDED, its pods released."""
+    sp = SparkPlane(kube, namespace)
+    kube.create(_app("held", {"run-for": "600s"}, suspend=True), namespace=namespace)
+    _watch(kube, namespace, "held", "SUSPENDED")
+    selector = "sparkoperator.k8s.io/app-name=held"
+    assert not kube.list("v1", "Pod", namespace, label_selector=selector)
+    assert sp.resume("held").mode.value == "kubeflow"
+    _watch(kube, namespace, "held", "RUNNING")
+    sp.suspend("held")
+    _watch(kube, namespace, "held", "SUSPENDED")
+    wait_for(
+        lambda: not kube.list("v1", "Pod", namespace, label_selector=selector),
+        timeout=60,
+        what="held's pods released",
+    )

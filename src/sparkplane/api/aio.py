@@ -30,6 +30,7 @@ from sparkplane.usecases.create import Submitted
 from sparkplane.usecases.history import HistoryDeployed
 from sparkplane.usecases.kubeconfig import Minted
 from sparkplane.usecases.session import Attached, SessionInfo
+from sparkplane.usecases.suspend import Suspension
 from sparkplane.usecases.ui import UiAddress
 from sparkplane.usecases.waiting import Until
 
@@ -138,6 +139,12 @@ class AsyncSparkPlane:
 
     async def kill(self, app: AppLike, **kwargs: Any) -> None:
         await asyncio.to_thread(partial(self.sync.kill, app, **kwargs))
+
+    async def suspend(self, app: AppLike, **kwargs: Any) -> Suspension:
+        return await asyncio.to_thread(partial(self.sync.suspend, app, **kwargs))
+
+    async def resume(self, app: AppLike, **kwargs: Any) -> Suspension:
+        return await asyncio.to_thread(partial(self.sync.resume, app, **kwargs))
 
     async def gc(self, **kwargs: Any) -> builtins.list[TtlDecision]:
         return await asyncio.to_thread(partial(self.sync.gc, **kwargs))

@@ -4,9 +4,10 @@ The CLI is a thin shell over this class (it parses and prints; every command cal
 here), so everything the CLI does the API does, under the same names: ``submit`` from a spec,
 spark-submit arguments or a template directory (with or without staging), ``render``, ``get``,
 ``list``, ``describe``, ``wait``, ``as_completed``/``wait_all``, ``watch``, ``logs``, ``ui``,
-``events``, ``kill``, ``gc``. Calls are synchronous and never run ``asyncio.run``, so they work
-in scripts, threads and inside a running event loop (a notebook cell); async programs use
-:class:`sparkplane.AsyncSparkPlane`, the same methods awaited on the same core::
+``events``, ``suspend``/``resume``, ``kill``, ``gc``. Calls are synchronous and never run
+``asyncio.run``, so they work in scripts, threads and inside a running event loop (a notebook
+cell); async programs use :class:`sparkplane.AsyncSparkPlane`, the same methods awaited on
+the same core::
 
     from sparkplane import SparkPlane
     with SparkPlane.connect() as sp:          # namespace: the kubeconfig context's
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs no
     from sparkplane.usecases.kubeconfig import Minted
     from sparkplane.usecases.session import Attached, SessionInfo
     from sparkplane.usecases.sources import PathLike, Source
+    from sparkplane.usecases.suspend import Suspension
     from sparkplane.usecases.tracker import Tracker
     from sparkplane.usecases.ui import UiAddress
     from sparkplane.usecases.waiting import Until
@@ -506,6 +508,22 @@ class SparkPlane:
             progress=progress,
             settings=self.settings,
         )
+
+    def suspend(self, app: AppLike, *, namespace: str | None = None) -> Suspension:
+        """Suspend an operator-mode app: set ``spec.suspend`` (the operator releases its driver
+        and executors, logs archived, and holds it ``Suspended``). A native app is refused
+        (:class:`~sparkplane.errors.NotSuspendableError`, exit 12)."""
+        from sparkplane.usecases.suspend import set_suspend
+
+        name, ns = self._ref(app, namespace)
+        return set_suspend(self.kube, name, ns, True)
+
+    def resume(self, app: AppLike, *, namespace: str | None = None) -> Suspension:
+        """Resume a suspended operator-mode app: clear ``spec.suspend`` (a new attempt)."""
+        from sparkplane.usecases.suspend import set_suspend
+
+        name, ns = self._ref(app, namespace)
+        return set_suspend(self.kube, name, ns, False)
 
     def gc(
         self,

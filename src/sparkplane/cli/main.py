@@ -64,6 +64,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "commands:kill",
         "Delete an application and what it owns.",
     ),
+    "suspend": (
+        "sparkplane.cli.operations",
+        "commands:suspend",
+        "Suspend an operator-mode app (spec.suspend).",
+    ),
+    "resume": ("sparkplane.cli.operations", "commands:resume", "Resume a suspended app."),
     "gc": ("sparkplane.cli.operations", "commands:gc", "Delete finished apps past their TTL."),
     "rbac": ("sparkplane.cli.security", "app:rbac", "Least-privilege RBAC for an identity."),
     "kubeconfig": ("sparkplane.cli.security", "app:kubeconfig", "A service-account kubeconfig."),

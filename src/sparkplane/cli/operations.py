@@ -1,4 +1,4 @@
-"""Application operations, kubectl style: logs, ui, events, kill, gc.
+"""Application operations, kubectl style: logs, ui, events, suspend, resume, kill, gc.
 
 Each command parses its options, calls one :class:`sparkplane.SparkPlane` method and prints
 (plain text, never markup); mounted by ``sparkplane.cli.main`` next to ``cli.apps``.
@@ -129,6 +129,37 @@ def kill(
     with Status(f"killing {name} ...") as status:
         sp.kill(name, wait=wait_, timeout=timeout, progress=status.update)
     note(f"{name} killed" + (" and everything it owned is gone" if wait_ else ""))
+
+
+@commands.command()
+def suspend(
+    name: AppName,
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """Suspend an operator-mode app: the operator releases its driver and executors (logs
+    archived) and holds it Suspended. A native app is refused (exit 12)."""
+    done = client(kubeconfig, context, namespace).suspend(name)
+    note(
+        f"{done.name}: spec.suspend set (was {done.state or 'not reconciled'}); the operator "
+        f"releases its pods and holds it Suspended. Resume with `sparkplane resume {done.name}`"
+    )
+
+
+@commands.command()
+def resume(
+    name: AppName,
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """Resume a suspended operator-mode app (a new attempt). A native app is refused (exit 12)."""
+    done = client(kubeconfig, context, namespace).resume(name)
+    note(
+        f"{done.name}: spec.suspend cleared (was {done.state or 'not reconciled'}); the operator "
+        "starts a new attempt"
+    )
 
 
 @commands.command()

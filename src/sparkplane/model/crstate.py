@@ -44,6 +44,7 @@ APACHE_STATES: dict[str, tuple[AppPhase, Reason]] = {
     "Failed": (_F, Reason.ERROR),
     "SchedulingFailure": (_F, Reason.SCHEDULING_FAILURE),
     "DriverEvicted": (_F, Reason.EVICTED),
+    "Suspended": (_P, Reason.SUSPENDED),
 }
 #: After these the outcome is the last stopping state in the history.
 APACHE_TERMINATED = frozenset({"ResourceReleased", "TerminatedWithoutReleaseResources"})

@@ -78,6 +78,8 @@ def render_operator_cr(app: SparkApp) -> dict[str, Any]:
             body[key] = list(items)
     if spec.config_map_specs:
         body["configMapSpecs"] = [c.model_dump(by_alias=True) for c in spec.config_map_specs]
+    if spec.suspend:
+        body["suspend"] = True
     meta: dict[str, Any] = {"name": app.metadata.name}
     if app.metadata.namespace:
         meta["namespace"] = app.metadata.namespace

@@ -155,6 +155,13 @@ CLIENT = Policy(
             "status and describe show scheduling failures and preemptions from events",
         ),
         rule(
+            CORE,
+            "events",
+            ("create",),
+            "submit and kill record an Event (Submitted, Killed) on a native app's driver pod: "
+            "no operator records one for it",
+        ),
+        rule(
             (APACHE, KUBEFLOW),
             "sparkapplications",
             ("create", "get", "list", "watch", "patch", "delete"),

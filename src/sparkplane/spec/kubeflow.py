@@ -209,7 +209,6 @@ REFUSED: dict[str, str] = {
     "image's python3 is used",
     "spec.failureRetries": "deprecated; use restartPolicy.onFailureRetries",
     "spec.retryInterval": "deprecated; use restartPolicy.onFailureRetryInterval",
-    "spec.suspend": "suspending an application is not supported yet",
     "spec.driverPodDisruptionBudget": "a driver PodDisruptionBudget is not created",
     "spec.driverIngressOptions": "driver ingresses are not created; use sparkUIOptions' Service",
     "spec.sparkUIOptions.ingressAnnotations": "the UI ingress is not created",
@@ -500,6 +499,8 @@ def to_apache(cr: Mapping[str, Any]) -> Obj:
         template = pod_template(spec, role_name)
         if template is not None:
             body[f"{role_name}Spec"] = {"podTemplateSpec": template}
+    if spec.suspend:
+        body["suspend"] = True  # the same field on both APIs
     ui = spec.spark_ui_options
     if ui is not None and (ui.service_port or ui.service_type):
         service: Obj = {"port": ui.service_port or 4040, "type": ui.service_type or "ClusterIP"}

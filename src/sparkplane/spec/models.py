@@ -167,6 +167,8 @@ class SparkApplicationSpec(SpecModel):
     driver_http_route_list: list[dict[str, Any]] = Field(default_factory=list)
     driver_grpc_route_list: list[dict[str, Any]] = Field(default_factory=list)
     config_map_specs: list[ConfigMapSpec] = Field(default_factory=list)
+    #: Apache operator 1.1.0: hold the app (``Suspended``, nothing runs) while true.
+    suspend: bool = False
 
     # --- native-mode extras ---
     image: str | None = None

@@ -348,6 +348,12 @@ def _check_forbidden(app: SparkApp, conf: Mapping[str, str], out: _Collector) ->
                 "Gateway API routes are only created by the operator",
                 "submit with the operator, or use spec.sparkUI for the UI",
             )
+    if app.spec.suspend:
+        out.add(
+            "spec.suspend",
+            "a native submission cannot be held suspended (only the operator holds an app)",
+            "remove spec.suspend, or submit with the operator (--mode operator)",
+        )
 
 
 def _check_names(app: SparkApp, conf: Mapping[str, str], out: _Collector) -> None:

@@ -34,6 +34,7 @@ from sparkplane.model.apps import MANAGED_BY, Mode, native_name
 from sparkplane.render import RenderContext, RenderedApp, render, render_operator_cr
 from sparkplane.render.steps.staging import request_staging
 from sparkplane.spec import AppIds, SparkApp, app_name, validate
+from sparkplane.usecases.record import SUBMITTED, record
 from sparkplane.usecases.stage import StagingOptions, staged_submission
 from sparkplane.vocab import APP_SELECTOR_LABEL, SUBMISSION_LABEL, TTL_KEY
 from sparkplane.vocab import label_value_or_hash as label_value
@@ -171,6 +172,12 @@ def submit_objects(
         raise
     pod = created.owner
     labels = pod["metadata"].get("labels", {})
+    record(
+        kube,
+        pod,
+        SUBMITTED,
+        f"Submitted natively by sparkplane (app id {app_id or labels.get(APP_SELECTOR_LABEL)})",
+    )
     return Submitted(
         name=native_name(pod["metadata"]["name"]),
         namespace=namespace,

@@ -10,8 +10,9 @@ from typing import Any
 from sparkplane.errors import ForbiddenError, NotFoundError, TimeoutExpired
 from sparkplane.history.logs import archive_app
 from sparkplane.kube import Kube
-from sparkplane.model.apps import App
+from sparkplane.model.apps import App, Mode
 from sparkplane.settings import Settings
+from sparkplane.usecases.record import KILLED, record
 
 Obj = dict[str, Any]
 OWNED_KINDS = (
@@ -54,6 +55,9 @@ def remaining_objects(kube: Kube, namespace: str, uids: set[str]) -> list[str]:
     ]
 
 
+KILL_MESSAGE = "Killed by sparkplane kill (its driver log archived first)"
+
+
 def kill(
     kube: Kube,
     app: App,
@@ -70,6 +74,8 @@ def kill(
     uid = meta.get("uid", "")
     kind = app.owner_kind
     archive_app(kube, app, "killed", settings=settings)  # keep its logs first (best effort)
+    if app.mode is Mode.NATIVE and meta.get("uid"):
+        record(kube, {"apiVersion": "v1", "kind": "Pod", **owner}, KILLED, KILL_MESSAGE)
     try:
         kube.delete(
             kind.api_version,

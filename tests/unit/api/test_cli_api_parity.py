@@ -23,6 +23,8 @@ API: dict[str, str | tuple[str, str]] = {
     "ui": "ui",
     "events": "events",
     "kill": "kill",
+    "suspend": "suspend",
+    "resume": "resume",
     "gc": "gc",
     "rbac": "rbac",
     "kubeconfig": "kubeconfig",

@@ -176,12 +176,17 @@ def test_long_name_has_no_guessable_driver() -> None:
 
 
 def test_unknown_future_state_is_pending_unknown() -> None:
-    state = classify_apache_cr(apache_cr(entry("Submitted", 0), entry("Suspended", 1)))
+    state = classify_apache_cr(apache_cr(entry("Submitted", 0), entry("Hibernating", 1)))
     assert (state.phase, state.reason, state.raw_state) == (
         AppPhase.PENDING,
         Reason.UNKNOWN,
-        "Suspended",
+        "Hibernating",
     )
+
+
+def test_suspended_is_pending_suspended() -> None:
+    state = classify_apache_cr(apache_cr(entry("Submitted", 0), entry("Suspended", 1)))
+    assert (state.phase, state.reason) == (AppPhase.PENDING, Reason.SUSPENDED)
 
 
 def kubeflow_cr(state: str, **status: Any) -> dict[str, Any]:

@@ -105,7 +105,6 @@ def test_restart_policy_and_dynamic_allocation() -> None:
         ("monitoring", {"exposeDriverMetrics": True}),
         ("batchScheduler", "volcano"),
         ("mode", "client"),
-        ("suspend", True),
     ],
 )
 def test_unsupported_fields_are_refused_by_name(field: str, value: Any) -> None:

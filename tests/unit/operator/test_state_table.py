@@ -117,7 +117,8 @@ def test_every_state_has_a_description() -> None:
     assert set(APP_MACHINE.descriptions) == set(AppStateSummary)
     assert set(CLUSTER_MACHINE.descriptions) == set(ClusterStateSummary)
     assert all(text.strip() for text in APP_MACHINE.descriptions.values())
-    assert {s.value for s in AppStateSummary} == set(JAVA_ORDER)
+    # Apache 1.1.0 adds Suspended (spec.suspend), not in the 1.0 enum JAVA_ORDER is read from
+    assert {s.value for s in AppStateSummary} == set(JAVA_ORDER) | {"Suspended"}
 
 
 def test_diagram_edges_are_exactly_the_reference() -> None:
@@ -152,6 +153,7 @@ def test_sets_match_the_apache_predicates() -> None:
         APP_INFRASTRUCTURE_FAILURES
     )
     every = APP_INITIALIZING | APP_STARTING | APP_RUNNING | APP_STOPPING | APP_TERMINATED
+    every |= {A.SUSPENDED}
     assert every == set(AppStateSummary)
 
 
@@ -191,7 +193,7 @@ def test_check_transition_accepts_table_and_rejects_the_rest() -> None:
     check_transition(A.RUNNING_HEALTHY, A.DRIVER_EVICTED)
     with pytest.raises(IllegalTransition) as info:
         check_transition(A.SUBMITTED, A.RUNNING_HEALTHY)
-    assert info.value.allowed == ("DriverRequested", "Failed", "SchedulingFailure")
+    assert info.value.allowed == ("DriverRequested", "Failed", "SchedulingFailure", "Suspended")
     assert "Submitted -> RunningHealthy" in str(info.value)
     with pytest.raises(IllegalTransition, match="terminal"):
         check_transition(A.RESOURCE_RELEASED, A.SUBMITTED)
@@ -220,6 +222,10 @@ def test_cluster_table_matches_reference() -> None:
         ("RunningHealthy", "ResourceReleased"),
         ("SchedulingFailure", "ResourceReleased"),
         ("Failed", "ResourceReleased"),
+        # Apache 1.1.0's spec.suspend (code edges, the diagram predates them)
+        ("Submitted", "Suspended"),
+        ("RunningHealthy", "Suspended"),
+        ("Suspended", "Submitted"),
     }
     assert {(str(e.src), str(e.dst)) for e in CLUSTER_EDGES} == expected
     assert {"SchedulingFailure", "Failed"} == CLUSTER_FAILURES

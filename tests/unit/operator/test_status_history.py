@@ -180,4 +180,4 @@ def test_cluster_status() -> None:
 
 def test_current_summary_of_unknown_status() -> None:
     assert current_summary(None) is None
-    assert current_summary({"currentState": {"currentStateSummary": "Suspended"}}) is None
+    assert current_summary({"currentState": {"currentStateSummary": "Hibernating"}}) is None

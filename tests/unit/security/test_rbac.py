@@ -52,7 +52,7 @@ def test_client_has_what_submit_monitor_and_kill_need():
         assert {"create", "delete"} <= g[("", res)]
     assert g[("", "secrets")] == {"create"}
     assert {"create", "delete"} <= g[("networking.k8s.io", "ingresses")]
-    assert g[("", "events")] == {"get", "list", "watch"}
+    assert g[("", "events")] == {"get", "list", "watch", "create"}
     for group in ("spark.apache.org", "sparkoperator.k8s.io"):
         assert {"create", "get", "delete"} <= g[(group, "sparkapplications")]
     assert g[("", "nodes")] == {"get", "list"}

@@ -10,6 +10,8 @@ and at least ``minWorkers`` workers Ready) / SchedulingFailure (the objects cann
 the pods failed for good before the cluster was ever healthy: the rule of
 :mod:`sparkplane.operator.core.cluster_health`), RunningHealthy → Failed (a StatefulSet vanished,
 or the pods failed for good) → ResourceReleased (the objects deleted; their pods go with them).
+``spec.suspend`` (Apache operator 1.1.0) takes Submitted or RunningHealthy to Suspended (the
+objects but the auth Secret deleted); clearing it goes back to Submitted, which creates them.
 
 Called by the runner (:mod:`sparkplane.operator.kinds.cluster_io`) and the CRD generator. Pure.
 """
@@ -89,6 +91,9 @@ def _broken(
     return health.failure(pods, wanted, bounds.min_workers)
 
 
+SUSPENDED_MESSAGE = "spec.suspend is true: the master and workers are released"
+
+
 def decide_cluster(
     cr: Mapping[str, Any],
     statefulsets: Mapping[str, Obj | None],
@@ -108,11 +113,11 @@ def decide_cluster(
     status = copy.deepcopy(cr.get("status")) or None
     transitions: list[Transition] = []
 
-    def go(dst: C, message: str) -> None:
+    def go(dst: C, message: str, fields: Mapping[str, Any] | None = None) -> None:
         nonlocal status
         assert status is not None
         src = st.current_summary(status, cluster=True)
-        status = st.append_state(status, dst, now, message)
+        status = st.append_state(status, dst, now, message, fields=fields)
         transitions.append(Transition(src, dst, message, now, None, dst in st.CLUSTER_FAILURES))
 
     if status is None:
@@ -148,6 +153,23 @@ def decide_cluster(
         for o in objects
         if o["kind"] != "Secret"
     )
+    suspend = (cr.get("spec") or {}).get("suspend") is True
+    if state in (C.SUBMITTED, C.RUNNING_HEALTHY) and suspend:
+        if any(statefulsets.get(role) is not None for role in ("master", "worker")):
+            action_list.append(DeleteResources(namespace, refs, owner_uid=owner_uid))
+        go(C.SUSPENDED, SUSPENDED_MESSAGE, {st.SUSPEND_REASON: st.SUSPEND_BY_SPEC})
+        state = C.SUSPENDED
+    elif state == C.SUSPENDED and not suspend:
+        go(C.SUBMITTED, "spec.suspend cleared: creating the master and workers again")
+        state = C.SUBMITTED
+    elif state == C.SUSPENDED and any(  # left behind (a crash between delete and status)
+        (statefulsets.get(role) or {"metadata": {"deletionTimestamp": "-"}})["metadata"].get(
+            "deletionTimestamp"
+        )
+        is None
+        for role in ("master", "worker")
+    ):
+        action_list.append(DeleteResources(namespace, refs, owner_uid=owner_uid))
     if state in (C.SUBMITTED, C.RUNNING_HEALTHY) and not create_error:
         broken = _broken(cr, statefulsets, pods or {})
     if state == C.SUBMITTED:

@@ -87,6 +87,8 @@ class SparkClusterSpec(SpecModel):
     cluster_tolerations: ClusterTolerations = Field(default_factory=ClusterTolerations)
     master_spec: MasterSpec = Field(default_factory=MasterSpec)
     worker_spec: WorkerSpec = Field(default_factory=WorkerSpec)
+    #: Apache operator 1.1.0: release the master and workers and hold the cluster while true.
+    suspend: bool = False
 
     @field_validator("spark_conf", mode="before")
     @classmethod

@@ -25,6 +25,8 @@ class Transition:
     at: datetime
     seconds: float | None = None
     warning: bool = False
+    #: The Event's reason when it is not ``dst`` (e.g. ``Resumed``).
+    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,12 @@ STATES: dict[A, str] = {
     A.DRIVER_READY_TIMED_OUT: "FAILING",
     A.EXECUTORS_START_TIMED_OUT: "FAILING",
     A.SCHEDULING_FAILURE: "SUBMISSION_FAILED",
+    A.SUSPENDED: "SUSPENDED",
 }
+#: Kubeflow v2.4's suspend states (reference §10.4): ``SUSPENDING`` while ``spec.suspend`` is
+#: true and the app is not ``Suspended`` yet, ``RESUMING`` while it is false and the app still
+#: is (or is starting the attempt the resume made, before its driver is requested).
+SUSPENDING, RESUMING = "SUSPENDING", "RESUMING"
 #: Kubeflow's final states.
 TERMINAL = frozenset({"COMPLETED", "FAILED", "SUBMISSION_FAILED"})
 _POD_PHASES = {"Pending": "PENDING", "Running": "RUNNING", "Succeeded": "COMPLETED"}
@@ -80,6 +85,8 @@ def outcome(internal: Mapping[str, Any]) -> tuple[str, str, str | None]:
         resubmitting = int(info.get("schedulingFailureRestartCounter") or 0) > 0
         if current == A.SCHEDULED_TO_RESTART and resubmitting:
             state = "SUBMISSION_FAILED"  # Kubeflow stays there until it submits again
+        if current == A.SCHEDULED_TO_RESTART and _after_suspended(internal):
+            state = RESUMING
         failing = state in ("FAILING", "SUBMISSION_FAILED")
         return state, str(entry.get("message") or "") if failing else "", None
     stopped = next((e for e in reversed(entries) if _summary(e) in st.APP_STOPPING), None)
@@ -94,6 +101,25 @@ def outcome(internal: Mapping[str, Any]) -> tuple[str, str, str | None]:
     if summary == A.SCHEDULING_FAILURE:  # Kubeflow: FAILED once the submission retries are out
         message = f"failed to submit the driver: {message}"
     return state, message, stopped.get("lastTransitionTime")
+
+
+def suspend_state(cr: Mapping[str, Any], state: str, current: A | None) -> str:
+    """``state``, or Kubeflow's ``SUSPENDING``/``RESUMING`` when ``spec.suspend`` disagrees with
+    where the state machine is (the status this reconcile decided)."""
+    wanted = (cr.get("spec") or {}).get("suspend") is True
+    if current is None or current in st.APP_TERMINATED or state in TERMINAL:
+        return state
+    if wanted and current != A.SUSPENDED and current in st.APP_SUSPENDABLE:
+        return SUSPENDING
+    if not wanted and current == A.SUSPENDED:
+        return RESUMING
+    return state
+
+
+def _after_suspended(internal: Mapping[str, Any]) -> bool:
+    previous = (internal.get("previousAttemptSummary") or {}).get("stateTransitionHistory") or {}
+    entries = [previous[k] or {} for k in sorted(previous, key=int)] + _history(internal)
+    return len(entries) > 1 and _summary(entries[-2]) == A.SUSPENDED
 
 
 def _executor_state(
@@ -125,6 +151,8 @@ def kubeflow_status(
     attempt = attempt_of(internal)
     ids = OperatorIds.for_attempt(name, namespace, str(meta.get("uid") or ""), attempt)
     state, message, ended = outcome(internal)
+    current = st.current_summary(internal)
+    state = suspend_state(cr, state, current if isinstance(current, A) else None)
     entries = _history(internal)
     requested = [e for e in entries if _summary(e) == A.DRIVER_REQUESTED]
     started = any(_summary(e) == A.DRIVER_STARTED for e in entries)

@@ -7,7 +7,8 @@ DriverRequested → DriverStarted → DriverReady → RunningHealthy in one stat
 a :class:`Decision`. It covers every tolerance of ``spec.applicationTolerations``: timeouts
 (driver start, driver ready, executor start), instance thresholds, restart policy with its caps,
 counter reset and backoffs, force-termination grace and termination requeue, retention policy and
-duration, and TTL after stop. Level-based: it never depends on which event woke it.
+duration, and TTL after stop; and ``spec.suspend`` (Apache 1.1.0): held or released into
+``Suspended``, resumed as a new attempt. Level-based: it never depends on which event woke it.
 
 Called by the runner (and the tests, with hand-made pods and clocks). Pure: no I/O.
 """
@@ -149,7 +150,14 @@ class _Pass:
         )
 
     # -- deciding -------------------------------------------------------------------------
-    def go(self, dst: A, message: str, *, driver: DriverView | None = None) -> None:
+    def go(
+        self,
+        dst: A,
+        message: str,
+        *,
+        driver: DriverView | None = None,
+        fields: Mapping[str, Any] | None = None,
+    ) -> None:
         assert self.status is not None
         src = self.state
         seconds = self.since()
@@ -157,7 +165,7 @@ class _Pass:
             driver.reported_status if driver is not None and driver.pod is not None else None
         )
         self.status = st.append_state(
-            self.status, dst, self.now, message, driver_status=driver_status
+            self.status, dst, self.now, message, driver_status=driver_status, fields=fields
         )
         warning = dst in st.APP_FAILURES
         self.transitions.append(Transition(src, dst, message, self.now, seconds, warning))
@@ -200,6 +208,10 @@ def _step(p: _Pass) -> bool:
         p.status = st.new_status(p.now, "Spark application has been created.")
         p.transitions.append(Transition(None, A.SUBMITTED, "created", p.now))
         return True
+    if state == A.SUSPENDED:
+        return _suspended(p)
+    if suspend_requested(p.cr) and state in st.APP_SUSPENDABLE:
+        return _suspend(p, state)
     if state in st.APP_INITIALIZING:
         return _initialize(p, state)
     if state in st.APP_TERMINATED:
@@ -225,8 +237,71 @@ def _step(p: _Pass) -> bool:
     return False
 
 
+SUSPENDED_MESSAGE = "spec.suspend is true: the driver and executors are released"
+RESUMED_MESSAGE = "spec.suspend cleared: resuming with a new attempt"
+RESUMED = "Resumed"
+"""The Event reason of a resume (sparkplane's: Apache 1.1.0's events name ``Suspended`` only)."""
+
+
+def suspend_requested(cr: Mapping[str, Any]) -> bool:
+    """``spec.suspend`` is true (Apache 1.1.0's field; Kubeflow v1beta2's has the same path)."""
+    return (cr.get("spec") or {}).get("suspend") is True
+
+
+def _suspend(p: _Pass, state: A) -> bool:
+    """Suspend: release what the attempt made (the release archives the driver's log first, as
+    on completion) and enter ``Suspended``. The loop deletes before it writes this status, so
+    ``Suspended`` is written only once the deletes were accepted. Nothing was made before the
+    driver was requested (``Submitted``) or after the previous attempt was released
+    (``ScheduledToRestart``)."""
+    driver = p.driver()
+    if state not in st.APP_INITIALIZING or driver.exists:
+        p.actions.append(p.release())
+    p.go(
+        A.SUSPENDED,
+        SUSPENDED_MESSAGE,
+        driver=driver,
+        fields={st.SUSPEND_REASON: st.SUSPEND_BY_SPEC},
+    )
+    return True
+
+
+def _suspended(p: _Pass) -> bool:
+    """Hold while ``spec.suspend`` is true (releasing again a driver a crash left behind); once
+    it is cleared, start a new attempt: ``ScheduledToRestart`` with no backoff and the restart
+    counters unchanged (a resume is not a restart)."""
+    if suspend_requested(p.cr):
+        driver = p.driver()
+        deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
+        releasing = any(isinstance(a, DeleteResources) for a in p.actions)
+        if driver.exists and not deleting and not releasing:
+            p.actions.append(p.release())
+        return False
+    assert p.status is not None
+    seconds = p.since()
+    p.status = st.restart_status(
+        p.status, p.now, RESUMED_MESSAGE, trim_history=p.settings.trim_history, counts=False
+    )
+    p.transitions.append(
+        Transition(
+            A.SUSPENDED, A.SCHEDULED_TO_RESTART, RESUMED_MESSAGE, p.now, seconds, reason=RESUMED
+        )
+    )
+    return True
+
+
+def _resuming(p: _Pass) -> bool:
+    """The current ``ScheduledToRestart`` follows ``Suspended`` (a resume: no backoff)."""
+    status = p.status or {}
+    previous = (status.get("previousAttemptSummary") or {}).get("stateTransitionHistory") or {}
+    current = status.get("stateTransitionHistory") or {}
+    entries = [previous[k] for k in sorted(previous, key=int)]
+    entries += [current[k] for k in sorted(current, key=int)]
+    return len(entries) > 1 and (entries[-2] or {}).get("currentStateSummary") == A.SUSPENDED
+
+
 def _initialize(p: _Pass, state: A) -> bool:
-    if state == A.SCHEDULED_TO_RESTART:
+    if state == A.SCHEDULED_TO_RESTART and not _resuming(p):
         wait = _backoff_seconds(p) - p.since()
         if wait > 0:
             p.requeue_in(wait)

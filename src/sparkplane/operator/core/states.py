@@ -8,7 +8,11 @@ diagram generator (``operator.diagram``) and the tests. Must not do I/O, and nev
 order: every set is written out.
 
 Sources: the state diagram of apache/spark-kubernetes-operator ``docs/architecture.md`` and the
-reference (§9.4-9.7). Edges marked ``code`` are not drawn in that diagram but are taken by the
+reference (§9.4-9.7). ``Suspended`` (with ``suspendReason``) is the state Apache's operator 1.1.0
+added for ``spec.suspend`` (its release notes as issue 23 quotes them: the snapshot of its sources
+read here, d5acafd of 2026-08-18, predates it, so the edges are ours: every state before the
+attempt stops may be suspended, and a resume is a new attempt). Edges marked ``code`` are not
+drawn in that diagram but are taken by the
 Apache operator's reconcile code (``AppValidateStep``, ``AppInitStep``, the driver observers'
 ``observeDriverTermination`` and ``AppDriverTimeoutObserver``), so a compatible operator needs them.
 """
@@ -47,6 +51,7 @@ class AppStateSummary(StrEnum):
     DRIVER_EVICTED = "DriverEvicted"
     RESOURCE_RELEASED = "ResourceReleased"
     TERMINATED_WITHOUT_RELEASE_RESOURCES = "TerminatedWithoutReleaseResources"
+    SUSPENDED = "Suspended"
 
 
 class ClusterStateSummary(StrEnum):
@@ -57,6 +62,7 @@ class ClusterStateSummary(StrEnum):
     RUNNING_HEALTHY = "RunningHealthy"
     FAILED = "Failed"
     RESOURCE_RELEASED = "ResourceReleased"
+    SUSPENDED = "Suspended"
 
 
 A, C = AppStateSummary, ClusterStateSummary
@@ -82,6 +88,10 @@ APP_DESCRIPTIONS: Mapping[AppStateSummary, str] = {
     A.DRIVER_EVICTED: "The driver pod was evicted (or preempted).",
     A.RESOURCE_RELEASED: "Terminal: the attempt's resources were deleted.",
     A.TERMINATED_WITHOUT_RELEASE_RESOURCES: "Terminal: resources kept per resourceRetainPolicy.",
+    A.SUSPENDED: (
+        "spec.suspend is true: nothing runs (driver and executors released, logs archived); "
+        "clearing it starts a new attempt."
+    ),
 }
 CLUSTER_DESCRIPTIONS: Mapping[ClusterStateSummary, str] = {
     C.SUBMITTED: "Accepted; master and workers not created or not Ready yet.",
@@ -92,6 +102,10 @@ CLUSTER_DESCRIPTIONS: Mapping[ClusterStateSummary, str] = {
     C.RUNNING_HEALTHY: "The master and at least minWorkers workers are Ready.",
     C.FAILED: "A StatefulSet vanished, or the master (or too many workers) failed for good.",
     C.RESOURCE_RELEASED: "Terminal: the cluster's resources were deleted.",
+    C.SUSPENDED: (
+        "spec.suspend is true: the master and workers are released (the auth Secret kept); "
+        "clearing it creates them again."
+    ),
 }
 
 # --- sets the reconciler decides with (written out: never derived from enum order) -----------
@@ -110,6 +124,13 @@ APP_FAILURES = APP_INFRASTRUCTURE_FAILURES | {A.DRIVER_READY_TIMED_OUT, A.FAILED
 #: The attempt is over; restart or release decides what follows (``terminateOrRestart``).
 APP_STOPPING = APP_FAILURES | {A.SUCCEEDED}
 APP_TERMINATED = frozenset({A.RESOURCE_RELEASED, A.TERMINATED_WITHOUT_RELEASE_RESOURCES})
+#: ``spec.suspend`` takes an app from these to ``Suspended`` (releasing what the attempt made);
+#: a stopping or terminated app finishes as it would have.
+APP_SUSPENDABLE = APP_INITIALIZING | APP_STARTING | APP_RUNNING
+#: The key of the ``Suspended`` state entry saying why (Apache 1.1.0's ``suspendReason``), and
+#: the reason when the user asked for it (``spec.suspend: true``).
+SUSPEND_REASON = "suspendReason"
+SUSPEND_BY_SPEC = "SpecSuspend"
 
 CLUSTER_FAILURES = frozenset({C.SCHEDULING_FAILURE, C.FAILED})
 CLUSTER_INFRASTRUCTURE_FAILURES = frozenset({C.SCHEDULING_FAILURE})
@@ -135,6 +156,8 @@ def _edges(src: S, dsts: Iterable[S], note: str = "") -> list[Edge[S]]:
 
 _OBSERVED = "the driver observers' observeDriverTermination: the driver pod ended or vanished"
 _EVICTED = "observeDriverTermination: driver pod Failed with reason Evicted"
+_SUSPEND = "spec.suspend set (Apache operator 1.1.0): the attempt's resources are released"
+_RESUME = "spec.suspend cleared: a new attempt, restart counters unchanged"
 
 
 _END = (A.SCHEDULED_TO_RESTART, A.RESOURCE_RELEASED, A.TERMINATED_WITHOUT_RELEASE_RESOURCES)
@@ -207,6 +230,12 @@ APP_EDGES: tuple[Edge[AppStateSummary], ...] = (
         (A.RESOURCE_RELEASED,),
         "AppCleanUpStep: resourceRetainDurationMillis (or ttlAfterStopMillis) ran out",
     ),
+    *(
+        edge
+        for state in sorted(APP_SUSPENDABLE)
+        for edge in _edges(state, (A.SUSPENDED,), _SUSPEND)
+    ),
+    *_edges(A.SUSPENDED, (A.SCHEDULED_TO_RESTART,), _RESUME),
 )
 
 #: Every allowed SparkCluster transition.
@@ -215,6 +244,9 @@ CLUSTER_EDGES: tuple[Edge[ClusterStateSummary], ...] = (
     *_edges(C.RUNNING_HEALTHY, (C.FAILED, C.RESOURCE_RELEASED)),
     *_edges(C.SCHEDULING_FAILURE, (C.RESOURCE_RELEASED,)),
     *_edges(C.FAILED, (C.RESOURCE_RELEASED,)),
+    *_edges(C.SUBMITTED, (C.SUSPENDED,), _SUSPEND),
+    *_edges(C.RUNNING_HEALTHY, (C.SUSPENDED,), _SUSPEND),
+    *_edges(C.SUSPENDED, (C.SUBMITTED,), "spec.suspend cleared: the objects are created again"),
 )
 
 
@@ -341,14 +373,16 @@ def append_state(
     message: str = "",
     *,
     driver_status: Mapping[str, Any] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> Status:
     """A new status with ``state`` current and appended to the history under the next key.
 
-    Checks the transition against the table first. Never mutates ``status``.
+    Checks the transition against the table first. Never mutates ``status``. ``fields`` are
+    extra keys of the entry (``Suspended``'s :data:`SUSPEND_REASON`).
     """
     cluster = isinstance(state, ClusterStateSummary)
     machine_of(state).check(current_summary(status, cluster=cluster), state)
-    entry = _entry(state, now, message, driver_status)
+    entry = {**_entry(state, now, message, driver_status), **(fields or {})}
     result = copy.deepcopy(dict(status))
     history = result.get("stateTransitionHistory") or {}
     history[str(_next_key(history))] = copy.deepcopy(entry)
@@ -358,13 +392,20 @@ def append_state(
 
 
 def restart_status(
-    status: Mapping[str, Any], now: datetime, message: str = "", *, trim_history: bool = True
+    status: Mapping[str, Any],
+    now: datetime,
+    message: str = "",
+    *,
+    trim_history: bool = True,
+    counts: bool = True,
 ) -> Status:
     """A new attempt: ``ScheduledToRestart``, attempt id + 1, the old attempt kept as previous.
 
     With ``trim_history`` (the Apache default) the old history moves into
     ``previousAttemptSummary.stateTransitionHistory`` and the new one starts at the next key.
     Consecutive-failure counters grow on a failure (and a scheduling failure) and reset otherwise.
+    ``counts`` False (a resume from ``Suspended``): a new attempt that is no restart, every
+    counter kept as it was.
     """
     found = current_summary(status)
     stopped = found if isinstance(found, AppStateSummary) else None
@@ -384,6 +425,8 @@ def restart_status(
             int(info.get("schedulingFailureRestartCounter", 0)) + 1 if scheduling else 0
         ),
     }
+    if not counts:
+        next_info = {**next_info, **{k: int(info.get(k, 0)) for k in _COUNTERS}}
     key = str(_next_key(history))
     if trim_history:
         previous = {**previous, "stateTransitionHistory": history}
@@ -394,6 +437,9 @@ def restart_status(
     result["currentAttemptSummary"] = {"attemptInfo": next_info}
     result["currentState"] = entry
     return result
+
+
+_COUNTERS = ("restartCounter", "failureRestartCounter", "schedulingFailureRestartCounter")
 
 
 def history_states(status: Mapping[str, Any], *, with_previous: bool = True) -> list[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
@@ -288,7 +289,7 @@ def event_for(
             "namespace": meta["namespace"],
             "uid": meta.get("uid"),
         },
-        "reason": str(transition.dst),
+        "reason": transition.reason or str(transition.dst),
         "message": transition.message or str(transition.dst),
         "type": "Warning" if transition.warning else "Normal",
         "source": {"component": component},
@@ -302,13 +303,15 @@ def event_for(
 
 def fold(transitions: Sequence[Transition]) -> Transition | None:
     """The transitions of one status write as ONE Event: its reason is the first warning state
-    (a failure stays visible as a Warning), else the last state; its message walks the path."""
+    (a failure stays visible as a Warning), else the first with a reason of its own (a resume),
+    else the last state; its message walks the path."""
     if not transitions:
         return None
     if len(transitions) == 1:
         return transitions[0]
     warning = next((t for t in transitions if t.warning), None)
-    chosen = warning or transitions[-1]
+    named = next((t for t in transitions if t.reason), None)
+    chosen = warning or named or transitions[-1]
     path = " -> ".join(str(t.dst) for t in transitions)
     details = "; ".join(t.message for t in transitions if t.message and t.message != "created")
     return replace(
@@ -316,8 +319,36 @@ def fold(transitions: Sequence[Transition]) -> Transition | None:
     )
 
 
+#: Repeated Events remembered per recorder (client-go's EventCorrelator keeps 4096 too).
+EVENT_CACHE = 4096
+
+
+def event_key(event: Mapping[str, Any]) -> tuple[str, ...]:
+    """What makes two Events the same (client-go's ``getEventKey`` less the timestamps): the
+    object, the reason, the message and the type."""
+    involved = event.get("involvedObject") or {}
+    return tuple(
+        str(x)
+        for x in (
+            involved.get("uid"),
+            involved.get("kind"),
+            involved.get("namespace"),
+            involved.get("name"),
+            event.get("reason"),
+            event.get("message"),
+            event.get("type"),
+        )
+    )
+
+
 class EventRecorder:
-    """Posts Events from background threads; drops (and logs) them when the queue is full."""
+    """Posts Events from background threads; drops (and logs) them when the queue is full.
+
+    Deduplicated as client-go's recorder does: an Event the same as one posted before (same
+    object, reason, message and type: :func:`event_key`) is not posted again; the first one's
+    ``count`` grows and its ``lastTimestamp`` moves (a PATCH), so ``kubectl describe`` shows
+    ``(xN over ...)``. A first Event that has gone (expired, deleted) is posted anew.
+    """
 
     def __init__(self, kube: Kube, component: str, instance: str, *, workers: int = 2) -> None:
         self.kube, self.component, self.instance = kube, component, instance
@@ -326,8 +357,11 @@ class EventRecorder:
             threading.Thread(target=self._loop, name=f"events-{i}", daemon=True)
             for i in range(max(workers, 1))
         ]
+        self._seen: OrderedDict[tuple[str, ...], tuple[str, int]] = OrderedDict()
+        self._seen_lock = threading.Lock()
         self.posted = 0
         self.failed = 0
+        self.aggregated = 0
 
     def start(self) -> EventRecorder:
         for thread in self._threads:
@@ -369,10 +403,36 @@ class EventRecorder:
             try:
                 if event is None:
                     return
-                self.kube.create(event)
-                self.posted += 1
+                self._post(event)
             except Exception as exc:  # an Event is best effort
                 self.failed += 1
                 log.debug("could not post event: %s", exc)
             finally:
                 self._queue.task_done()
+
+    def _post(self, event: dict[str, Any]) -> None:
+        """Create ``event``, or count it on the same Event posted before."""
+        key = event_key(event)
+        namespace = str(event["metadata"]["namespace"])
+        with self._seen_lock:
+            seen = self._seen.get(key)
+        if seen is not None:
+            name, count = seen
+            patch = {"count": count + 1, "lastTimestamp": event["lastTimestamp"]}
+            try:
+                self.kube.patch("v1", "Event", name, patch, namespace)
+                self._remember(key, name, count + 1)
+                self.aggregated += 1
+                return
+            except NotFoundError:
+                pass
+        created = self.kube.create(event)
+        self._remember(key, str(created["metadata"]["name"]), 1)
+        self.posted += 1
+
+    def _remember(self, key: tuple[str, ...], name: str, count: int) -> None:
+        with self._seen_lock:
+            self._seen[key] = (name, count)
+            self._seen.move_to_end(key)
+            while len(self._seen) > EVENT_CACHE:
+                self._seen.popitem(last=False)
