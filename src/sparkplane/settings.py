@@ -21,6 +21,8 @@ CACHE_DIR_ENV = "SPARKPLANE_CACHE_DIR"
 STAGING_TOKEN_ENV = "SPARKPLANE_STAGING_TOKEN"
 PYSPARK_PYTHON_ENV = "PYSPARK_PYTHON"
 PYSPARK_DRIVER_PYTHON_ENV = "PYSPARK_DRIVER_PYTHON"
+SPARK_CONF_DIR_ENV = "SPARK_CONF_DIR"
+SPARK_HOME_ENV = "SPARK_HOME"
 
 
 def _default_cache_dir() -> Path:
@@ -51,6 +53,10 @@ class Settings:
     #: ``PYSPARK_DRIVER_PYTHON``: the Python of a submitted app's driver when neither
     #: ``spark.pyspark.driver.python`` nor ``spark.pyspark.python`` is set.
     pyspark_driver_python: str = ""
+    #: ``SPARK_CONF_DIR``, else ``$SPARK_HOME/conf`` (as spark-submit finds it): the submitter's
+    #: configuration directory, whose files (``log4j2.properties``, ``hive-site.xml``...) a
+    #: native submission ships to the driver and executors; empty for none.
+    spark_conf_dir: str = ""
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -63,6 +69,8 @@ class Settings:
             "staging_token": env.get(STAGING_TOKEN_ENV, "").strip(),
             "pyspark_python": env.get(PYSPARK_PYTHON_ENV, ""),
             "pyspark_driver_python": env.get(PYSPARK_DRIVER_PYTHON_ENV, ""),
+            "spark_conf_dir": env.get(SPARK_CONF_DIR_ENV)
+            or (f"{env[SPARK_HOME_ENV]}/conf" if env.get(SPARK_HOME_ENV) else ""),
         }
         if env.get(CACHE_DIR_ENV):
             found["cache_dir"] = Path(env[CACHE_DIR_ENV]).expanduser()

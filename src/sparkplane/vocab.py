@@ -56,6 +56,10 @@ EXECUTOR_SELECTOR = f"{ROLE_LABEL}={EXECUTOR_ROLE}"
 #: The sanitised ``spark.app.name``.
 APP_NAME_LABEL = "spark-app-name"
 #: The container Spark gives the driver (a pod template may name another) and each executor.
+NO_RESOURCE = "spark-internal"
+"""Spark's "no primary resource" (``SparkLauncher.NO_RESOURCE``): the main class is on the
+classpath already (``--jars`` or the image)."""
+
 DRIVER_CONTAINER = "spark-kubernetes-driver"
 EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 

@@ -24,7 +24,7 @@ import yaml
 from sparkplane.kube import Kube
 from sparkplane.render.properties import load
 from sparkplane.spec import SparkApp
-from sparkplane.usecases.sources import read_source
+from sparkplane.usecases.sources import Source, read_source, with_conf_dir
 
 Obj = dict[str, Any]
 K8S = "spark.kubernetes"
@@ -107,11 +107,18 @@ def spark_submit_env(kubeconfig: Path) -> dict[str, str]:
     return env
 
 
-def run_spark_submit(server: str, argv: list[str], kubeconfig: Path, timeout: float = 300) -> str:
-    """Run the real spark-submit to completion; its output, or AssertionError with it."""
+def run_spark_submit(
+    server: str,
+    argv: list[str],
+    kubeconfig: Path,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+) -> str:
+    """Run the real spark-submit to completion (``env`` added to its environment, e.g.
+    ``SPARK_CONF_DIR``); its output, or AssertionError with it."""
     proc = subprocess.run(
         spark_submit_command(server, argv),
-        env=spark_submit_env(kubeconfig),
+        env={**spark_submit_env(kubeconfig), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -124,6 +131,12 @@ def run_spark_submit(server: str, argv: list[str], kubeconfig: Path, timeout: fl
 
 
 # -- the same inputs for sparkplane -----------------------------------------------------------
+def sparkplane_source(argv: list[str], conf_dir: Path | None = None) -> Source:
+    """What ``sparkplane submit <argv>`` resolves with ``SPARK_CONF_DIR=conf_dir``: the spec and
+    the conf directory's files (as ``SparkPlane.source`` does with its settings)."""
+    return with_conf_dir(read_source(argv=argv), conf_dir or "")
+
+
 def sparkplane_app(argv: list[str]) -> SparkApp:
     """What ``sparkplane submit <argv>`` builds, through the same use-case as the CLI and the
     API (``--verbose``/``--properties-file``/``--master`` handled; pod template files are read

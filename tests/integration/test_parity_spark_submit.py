@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from sparkplane.kube import Kube
-from sparkplane.usecases.create import submit_native
+from sparkplane.usecases.create import SubmitOptions, submit_native
 from tests.integration import parity
 from tests.integration.helpers import delete_namespace, wait_for
 
@@ -145,7 +145,31 @@ CASES: dict[str, list[str]] = {
         ),
         "local:///opt/app.jar", "-n", "5", "--limit", "3", "-h",
     ],
+    # spark-submit's own conventions (issue 23, item 6): spark-internal as the primary resource
+    # (the main class comes from --jars), the submitter's SPARK_CONF_DIR files in the driver's
+    # ConfigMap, and a volume setting Spark ignores (mount.sizeLimit: a warning, not a refusal)
+    "conventions": [
+        "--name", "conventions", "--class", "org.apache.spark.examples.SparkPi", IMAGE,
+        "--jars", "local:///opt/spark/examples/jars/spark-examples_2.13-4.0.1.jar",
+        *conf(
+            "spark.kubernetes.driver.volumes.emptyDir.scratch.mount.path=/scratch",
+            "spark.kubernetes.driver.volumes.emptyDir.scratch.mount.sizeLimit=1Gi",
+        ),
+        "spark-internal", "5",
+    ],
 }  # fmt: skip
+CONF_DIRS: dict[str, dict[str, str]] = {
+    "conventions": {
+        "log4j2.properties": (
+            "rootLogger.level = info\nrootLogger.appenderRef.stdout.ref = console\n"
+            "appender.console.type = Console\nappender.console.name = console\n"
+            "appender.console.layout.type = PatternLayout\n"
+            "appender.console.layout.pattern = parity %p %c: %m%n\n"
+        ),
+        "hive-site.xml": "<configuration/>\n",
+    }
+}
+"""The submitter's SPARK_CONF_DIR for a case (both sides get the same directory)."""
 PROPERTIES = (
     "spark.executor.memory 3g\nspark.driver.memory=1500m\nspark.sql.shuffle.partitions: 11\n"
 )
@@ -162,7 +186,7 @@ class Outcome:
 
 def _with_trailing(case: str) -> int:
     """How many trailing arguments are the app resource and its args."""
-    tail = {"spark-pi": 2, "python-pi": 2, "many-conf": 3, "argv-shapes": 6}
+    tail = {"spark-pi": 2, "python-pi": 2, "many-conf": 3, "argv-shapes": 6, "conventions": 2}
     return tail.get(case, 1)
 
 
@@ -223,6 +247,11 @@ def outcomes(
             "value": 1000,
         }
     )
+    conf_dirs: dict[str, Path] = {}
+    for case, files in CONF_DIRS.items():
+        conf_dirs[case] = tmp_path_factory.mktemp(f"conf-{case}")
+        for name, text in files.items():
+            (conf_dirs[case] / name).write_text(text)
     spaces = {case: (_namespace(kube, case, "s"), _namespace(kube, case, "p")) for case in CASES}
     kinds = parity.namespaced_kinds(kube)
     before = {ns: parity.snapshot(kube, ns, kinds) for pair in spaces.values() for ns in pair}
@@ -231,15 +260,17 @@ def outcomes(
     def theirs(case: str) -> None:
         ns = spaces[case][0]
         try:
-            parity.run_spark_submit(server, argv_for(case, ns, templates), kubeconfig)
+            env = {"SPARK_CONF_DIR": str(conf_dirs[case])} if case in conf_dirs else None
+            parity.run_spark_submit(server, argv_for(case, ns, templates), kubeconfig, env=env)
         except Exception as exc:  # reported by the case's test, not here
             results[case].error = f"spark-submit: {exc}"
 
     def ours(case: str) -> None:
         ns = spaces[case][1]
         try:
-            app = parity.sparkplane_app(argv_for(case, ns, templates))
-            submit_native(kube, app)
+            source = parity.sparkplane_source(argv_for(case, ns, templates), conf_dirs.get(case))
+            assert source.app is not None
+            submit_native(kube, source.app, SubmitOptions(conf_files=source.conf_files))
         except Exception as exc:
             results[case].error += f"\nsparkplane: {type(exc).__name__}: {exc}"
 

@@ -136,10 +136,12 @@ class SparkPlane:
         namespace: str | None = None,
         submission_id: str | None = None,
     ) -> Source:
-        """Resolve one input (spec, spark-submit ``argv`` or ``template`` dir) into a Source."""
-        from sparkplane.usecases.sources import read_source
+        """Resolve one input (spec, spark-submit ``argv`` or ``template`` dir) into a Source,
+        with the files of the settings' ``SPARK_CONF_DIR`` that spark-submit would ship and
+        ``warnings`` for what spark-submit accepts and ignores."""
+        from sparkplane.usecases.sources import read_source, with_conf_dir
 
-        return read_source(
+        source = read_source(
             spec=spec,
             argv=argv,
             template=template,
@@ -149,6 +151,7 @@ class SparkPlane:
             explicit_namespace=namespace is not None,
             submission_id=submission_id,
         )
+        return with_conf_dir(source, self.settings.spark_conf_dir)
 
     def load(self, spec: SpecSource) -> SparkApp:
         """A spec from a SparkApplication manifest (path or dict), in this namespace if unset."""
@@ -164,7 +167,7 @@ class SparkPlane:
         from sparkplane.usecases.sources import Source
 
         src = source if isinstance(source, Source) else self.source(source)
-        opts = _options({**self._python_options(), **options})
+        opts = _options({**self._python_options(), "conf_files": src.conf_files, **options})
         return submission.render_source(src, Mode(mode), opts, self._kube)
 
     def submit(
@@ -220,6 +223,7 @@ class SparkPlane:
                 "staging_base_dir": Path(staging_base_dir) if staging_base_dir else None,
                 "staging_token": staging_token or self.settings.staging_token or None,
                 **self._python_options(),
+                "conf_files": src.conf_files,
             }
         )
         kube = self._kube_for(src)

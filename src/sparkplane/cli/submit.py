@@ -241,6 +241,8 @@ def submit(
 
             spec = source.app.model_dump(by_alias=True, exclude_defaults=True, mode="json")
             note("parsed spec:\n" + yaml.safe_dump(spec, sort_keys=False).rstrip())
+    for warning in source.warnings:  # what spark-submit accepts and ignores, or skips
+        note(f"warning: {warning}")
     if dry_run:
         objects = sp.render(
             source,

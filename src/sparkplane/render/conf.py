@@ -47,6 +47,9 @@ class RenderContext:
     ``pyspark_python``/``pyspark_driver_python`` are the submitter's ``PYSPARK_PYTHON``/
     ``PYSPARK_DRIVER_PYTHON``, the fallbacks of ``spark.pyspark.python``/
     ``spark.pyspark.driver.python`` for a Python driver (empty: unset).
+    ``conf_files``: ``(name, content)`` of the submitter's ``SPARK_CONF_DIR`` files that
+    spark-submit ships (read by :mod:`sparkplane.usecases.conf_dir`), added to the driver's
+    conf ConfigMap.
     """
 
     master: str = DEFAULT_MASTER
@@ -55,6 +58,7 @@ class RenderContext:
     name_from_metadata: bool = True
     pyspark_python: str = ""
     pyspark_driver_python: str = ""
+    conf_files: tuple[tuple[str, str], ...] = ()
 
 
 SPARK_DEFAULT_APP_NAME = "spark"

@@ -27,6 +27,7 @@ from sparkplane.spec.models import (
     SparkApplicationSpec,
 )
 from sparkplane.spec.naming import app_name_label
+from sparkplane.vocab import NO_RESOURCE
 
 # Flags that become one sparkConf key, exactly as spark-submit maps them.
 CONF_FLAGS: dict[str, str] = {
@@ -208,6 +209,15 @@ def from_submit_args(argv: list[str]) -> SparkApp:
                 "--class org.example.Main local:///opt/app.jar",
             )
         )
+    elif resource == NO_RESOURCE:  # spark-submit's "no resource" (SparkLauncher.NO_RESOURCE)
+        if not main_class:
+            parsed.problems.append(
+                Problem(
+                    "--class",
+                    f"{NO_RESOURCE} names no application jar, so the main class is needed",
+                    "as with spark-submit, give --class (found in --jars or in the image)",
+                )
+            )
     elif resource.endswith(".py"):
         fields["py_files"] = resource
     elif resource.lower().endswith(".r"):

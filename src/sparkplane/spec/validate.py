@@ -41,7 +41,7 @@ from sparkplane.spec.quantities import (
     whole_number,
 )
 from sparkplane.spec.tolerations import DeploymentMode
-from sparkplane.spec.validate_k8s import check_k8s_names
+from sparkplane.spec.validate_k8s import check_k8s_names, volume_warnings
 from sparkplane.version import SPARK_VERSIONS
 from sparkplane.vocab import MAX_SUBDOMAIN, is_dns1123_label, is_dns1123_subdomain
 
@@ -132,6 +132,13 @@ def collect_problems(app: SparkApp, *, native: bool = False) -> list[Problem]:
     _check_forbidden(app, conf, out)
     _check_names(app, conf, out)
     check_k8s_names(app, conf, out.path_of, out.add)
+    return out.problems
+
+
+def collect_warnings(app: SparkApp) -> list[Problem]:
+    """What spark-submit accepts and ignores in ``app``: submitted anyway, each worth a line."""
+    out = _Collector(app)
+    volume_warnings(mapped_conf(app), out.path_of, out.add)
     return out.problems
 
 

@@ -204,8 +204,36 @@ def _volumes(conf: Mapping[str, str], role: str, path_of: PathOf, add: Add) -> N
         for option in required[vol.type]:
             if option not in vol.options:
                 add(path, f"{vol.type} volume {vol.name!r} needs options.{option}")
-        for attr in vol.unknown:
-            add(path_of(f"{base}.{vol.type}.{vol.name}.{attr}"), f"unknown volume setting {attr!r}")
+
+
+def volume_warnings(conf: Mapping[str, str], path_of: PathOf, add: Add) -> None:
+    """Volume settings spark-submit accepts and ignores (Spark's ``KubernetesVolumeUtils``
+    reads only ``mount.*``, ``options.*``, ``label.*`` and ``annotation.*``): a warning each,
+    naming the setting Spark honours where there is one (``mount.sizeLimit`` →
+    ``options.sizeLimit``), so that a spark-submit command line still submits."""
+    for role in ("driver", "executor"):
+        base = f"{K8S}.{role}.volumes"
+        for vol in conf_keys.volumes(conf, role):
+            for attr in vol.unknown:
+                key = f"{base}.{vol.type}.{vol.name}.{attr}"
+                honoured = _HONOURED.get(attr.rpartition(".")[2])
+                add(
+                    path_of(key),
+                    f"volume setting {attr!r} is ignored, as spark-submit ignores it",
+                    f"use {base}.{vol.type}.{vol.name}.{honoured}" if honoured else "",
+                )
+
+
+# the last word of an ignored volume setting → the one Spark reads
+_HONOURED = {
+    "sizeLimit": "options.sizeLimit",
+    "medium": "options.medium",
+    "claimName": "options.claimName",
+    "storageClass": "options.storageClass",
+    "server": "options.server",
+    "readonly": "mount.readOnly",
+    "subpath": "mount.subPath",
+}
 
 
 def _env(conf: Mapping[str, str], path_of: PathOf, add: Add) -> None:

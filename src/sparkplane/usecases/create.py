@@ -76,6 +76,8 @@ class SubmitOptions:
     # them: the driver's Pythons when spark.pyspark.python / .driver.python are unset
     pyspark_python: str | None = None
     pyspark_driver_python: str | None = None
+    # the submitter's SPARK_CONF_DIR files spark-submit would ship (``usecases.conf_dir``)
+    conf_files: tuple[tuple[str, str], ...] = ()
 
     def staging(self) -> StagingOptions | None:
         """The staging part of these options, or None without a staging server."""
@@ -115,6 +117,7 @@ def render_native(
         submit_time=datetime.now(UTC),
         pyspark_python=opts.pyspark_python or "",
         pyspark_driver_python=opts.pyspark_driver_python or "",
+        conf_files=opts.conf_files,
     )
     # the submitting process: the one place user steps a spec names are imported
     rendered = render(app, ids, ctx, check=False, import_steps=True)

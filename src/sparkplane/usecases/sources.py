@@ -16,16 +16,19 @@ import hashlib
 import os
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sparkplane import yamlio
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.spec import PodTemplateHolder, SparkApp, from_submit_args, load_manifest
+from sparkplane.spec.conf import mapped_conf
 from sparkplane.spec.kubeflow import to_apache
 from sparkplane.spec.submit_args import parse_properties, split_submit_args
+from sparkplane.spec.validate import collect_warnings
 from sparkplane.templates import TemplateApp, load_app, parse_assignments, parse_env
+from sparkplane.usecases.conf_dir import max_size, read_conf_dir
 from sparkplane.vocab import KUBEFLOW_API_VERSION
 
 PathLike = str | os.PathLike[str]
@@ -46,6 +49,10 @@ class Source:
     master: str | None = None  # spark-submit --master, checked against the cluster
     verbose: bool = False  # spark-submit --verbose
     notes: list[str] = field(default_factory=list)  # what --verbose prints
+    # what spark-submit accepts and ignores, or skips (submitted anyway; the CLI prints them)
+    warnings: tuple[Problem, ...] = ()
+    # the submitter's SPARK_CONF_DIR files a native submission ships (``usecases.conf_dir``)
+    conf_files: tuple[tuple[str, str], ...] = ()
 
     @property
     def namespace(self) -> str | None:
@@ -161,7 +168,18 @@ def read_source(
         source = Source(app=load_manifest(doc))
     assert source.app is not None
     app = with_namespace(source.app, namespace, explicit=explicit_namespace)
-    return Source(app=app, master=source.master, verbose=source.verbose)
+    warnings = tuple(collect_warnings(app))
+    return Source(app=app, master=source.master, verbose=source.verbose, warnings=warnings)
+
+
+def with_conf_dir(source: Source, directory: str | Path) -> Source:
+    """``source`` with the files of the submitter's conf ``directory`` that spark-submit would
+    ship to its driver (a spec only; templates and Kubeflow files are created as they are)."""
+    if source.app is None or not directory:
+        return source
+    found = read_conf_dir(directory, max_size(mapped_conf(source.app)))
+    skipped = tuple(Problem("SPARK_CONF_DIR", f"not shipped: {why}") for why in found.skipped)
+    return replace(source, conf_files=found.files, warnings=source.warnings + skipped)
 
 
 def kubeflow_source(doc: Mapping[str, Any], namespace: str | None, *, explicit: bool) -> Source:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from sparkplane.render.conf import DriverConf
 from sparkplane.render.state import DriverState, append, clone, env_var
+from sparkplane.vocab import NO_RESOURCE
 
 SPARK_CONF_FILE = "/opt/spark/conf/spark.properties"
-NO_RESOURCE = "spark-internal"
 
 
 def python_env(conf: DriverConf) -> list[tuple[str, str]]:

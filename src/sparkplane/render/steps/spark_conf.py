@@ -6,8 +6,11 @@ data key Spark adds), mounts it at ``/opt/spark/conf`` as volume ``spark-conf-vo
 with explicit items (mode 420), and sets ``SPARK_CONF_DIR``. Always the last step, since it
 must see every other step's properties. Pure.
 
-Deviation: no files from the submitter's ``SPARK_CONF_DIR`` are added (rendering reads no
-local files); put such settings in sparkConf.
+The submitter's ``SPARK_CONF_DIR`` files (``log4j2.properties``...) come in the context
+(``RenderContext.conf_files``, read by the submitting use case; rendering reads no files) and
+are added as data keys and items beside ``spark.properties``, as Spark's
+``KubernetesClientUtils.buildSparkConfDirFilesMap`` adds them; the driver passes them on to its
+executors' ConfigMap itself.
 """
 
 from __future__ import annotations
@@ -37,12 +40,19 @@ class SparkConfStep:
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": conf.namespace},
-            "data": {PROPERTIES: text, "spark.kubernetes.namespace": conf.namespace},
+            "data": {
+                **dict(conf.ctx.conf_files),
+                PROPERTIES: text,
+                "spark.kubernetes.namespace": conf.namespace,
+            },
             "immutable": True,
         }
         volume = {
             "configMap": {
-                "items": [{"key": PROPERTIES, "mode": 420, "path": PROPERTIES}],
+                "items": [
+                    {"key": key, "mode": 420, "path": key}
+                    for key in sorted({PROPERTIES, *(name for name, _ in conf.ctx.conf_files)})
+                ],
                 "name": name,
             },
             "name": VOLUME,
