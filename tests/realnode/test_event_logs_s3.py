@@ -77,7 +77,7 @@ def test_sparkpi_event_log_in_s3_is_served_after_its_driver_is_deleted(
         app_id = pod["metadata"]["labels"]["spark-app-selector"]
 
         # the event log is in the bucket, under the namespace's prefix, rolled (Spark 4)
-        prefix = log_dir.removeprefix(f"s3a://{s3.bucket}/") + "/"
+        prefix = f"events/{NS}/"
         listed = s3.client(NS).list_objects_v2(Bucket=s3.bucket, Prefix=prefix)
         objects = [o["Key"] for o in listed.get("Contents", [])]
         assert any(f"eventlog_v2_{app_id}/events_1_{app_id}" in k for k in objects), objects

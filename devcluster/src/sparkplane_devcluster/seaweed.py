@@ -108,8 +108,10 @@ class S3Access:
         }
 
     def events_dir(self, namespace: str) -> str:
-        """The ``s3a://`` directory of ``namespace``'s Spark event logs (its tenant may write)."""
-        return f"s3a://{self.bucket}/{EVENTS_PREFIX}/{namespace}"
+        """The ``s3a://`` directory of ``namespace``'s Spark event logs (its tenant may write):
+        one level below ``events/<ns>/``, because S3A probes the directory's own key and keys
+        scoped to ``events/<ns>/*`` may read only below it."""
+        return f"s3a://{self.bucket}/{EVENTS_PREFIX}/{namespace}/spark-events"
 
     def client(self, namespace: str | None = None) -> Any:
         """A boto3 S3 client of the admin (or of ``namespace``'s tenant identity)."""

@@ -272,7 +272,9 @@ def _s3a_mkdir(store: EventLogStore, image: str, env: list[Obj]) -> Obj:
         "command": [
             "sh",
             "-c",
-            'exec "$JAVA_HOME/bin/java" -Xmx128m -cp "/opt/spark/jars/*" '
+            # Hadoop's shell insists on a core-site.xml (loud configuration): an empty one
+            'mkdir -p /tmp/hadoop-conf && echo "<configuration/>" >/tmp/hadoop-conf/core-site.xml'
+            ' && exec "$JAVA_HOME/bin/java" -Xmx128m -cp "/tmp/hadoop-conf:/opt/spark/jars/*" '
             'org.apache.hadoop.fs.FsShell "$@"',
             "mkdir",
             *defines,
