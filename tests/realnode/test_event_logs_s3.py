@@ -19,7 +19,7 @@ import pytest
 from sparkplane.kube import Kube
 from sparkplane_devcluster.cluster import DevCluster
 from tests.integration.helpers import wait_for
-from tests.realnode.sparkapps import DONE, cli, driver_pod, spec, submit, write
+from tests.realnode.sparkapps import DONE, cli, driver_pod, pod_logs, spec, submit, write
 from tests.realnode.test_history import _get, _ui
 from tests.realnode.test_incluster import _driver_role, _drop_namespace
 from tests.realnode.test_sessions import minted
@@ -67,13 +67,13 @@ def test_sparkpi_event_log_in_s3_is_served_after_its_driver_is_deleted(
         monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", str(tmp_path / "archive"))  # gc, ui
         body = spec("pi-s3", NS, executors=1, args=["20"])
         name = submit(tenant, "-f", str(write(tmp_path, body)), "-n", NS, "--ttl", "0s")
-        cli(tenant, "wait", name, "-n", NS, "--timeout", "300")
+        cli(tenant, "wait", name, "-n", NS, "--timeout", "300", check=None)
         pod = wait_for(
             lambda: (p := driver_pod(kube, NS, name)) and p["status"]["phase"] in DONE and p,
             timeout=60,
             what="the driver pod finished",
         )
-        assert pod["status"]["phase"] == "Succeeded", pod["status"]
+        assert pod["status"]["phase"] == "Succeeded", pod_logs(kube, NS, pod["metadata"]["name"])
         app_id = pod["metadata"]["labels"]["spark-app-selector"]
 
         # the event log is in the bucket, under the namespace's prefix, rolled (Spark 4)
