@@ -16,7 +16,8 @@ bound to 127.0.0.1, telemetry off, Iceberg/Lance endpoints off, data in
 ``<state>/seaweedfs`` (kept across restarts, deleted by ``down --purge``). Credentials: random
 per state directory, written once to ``<state>/seaweedfs/s3.json`` (mode 0600): an admin
 identity and, for each of :data:`TENANT_NAMESPACES`, a tenant identity allowed only under
-``BUCKET/logs/<namespace>/`` (the log archive's per-namespace prefix). ``up`` creates
+``BUCKET/logs/<namespace>/`` (the log archive's per-namespace prefix) and
+``BUCKET/events/<namespace>/`` (its Spark event logs, ``s3a://``). ``up`` creates
 :data:`BUCKET`. Pods on the real node reach the gateway through a relay on the host end of the
 node's link (``http://10.217.<i>.1:<s3 port>``, like the API server's), listed in
 :class:`S3Access` as ``pod_endpoint``.
@@ -41,6 +42,8 @@ REPLACES = ("github.com/tyler-smith/go-bip39=github.com/cosmos/go-bip39@v1.0.0",
 """The ``replace`` lines of SeaweedFS's go.mod at :data:`SEAWEEDFS` (a wrapper must repeat them)."""
 BUCKET = "sparkplane"
 ARCHIVE_PREFIX = "logs"
+EVENTS_PREFIX = "events"
+"""Spark event logs: ``s3a://BUCKET/events/<namespace>`` (``history up --log-dir``)."""
 REGION = "us-east-1"
 TENANT_NAMESPACES = ("default", "spark-jobs")
 """Namespaces with their own scoped identity (the dev cluster's Spark namespaces)."""
@@ -104,6 +107,12 @@ class S3Access:
             "AWS_SECRET_ACCESS_KEY": keys.secret_key,
         }
 
+    def events_dir(self, namespace: str) -> str:
+        """The ``s3a://`` directory of ``namespace``'s Spark event logs (its tenant may write):
+        one level below ``events/<ns>/``, because S3A probes the directory's own key and keys
+        scoped to ``events/<ns>/*`` may read only below it."""
+        return f"s3a://{self.bucket}/{EVENTS_PREFIX}/{namespace}/spark-events"
+
     def client(self, namespace: str | None = None) -> Any:
         """A boto3 S3 client of the admin (or of ``namespace``'s tenant identity)."""
         import boto3
@@ -131,7 +140,8 @@ def _keys() -> Keys:
 
 def identities(access: S3Access) -> dict[str, Any]:
     """SeaweedFS's S3 config: the admin, and one identity per tenant namespace scoped to its
-    archive prefix (reads, writes and listings under ``BUCKET/logs/<ns>/`` only)."""
+    prefixes (reads, writes and listings under ``BUCKET/logs/<ns>/`` and ``BUCKET/events/<ns>/``
+    only)."""
 
     def ident(name: str, keys: Keys, actions: list[str]) -> dict[str, Any]:
         creds = [{"accessKey": keys.access_key, "secretKey": keys.secret_key}]
@@ -139,8 +149,9 @@ def identities(access: S3Access) -> dict[str, Any]:
 
     out = [ident("sparkplane-admin", access.admin, ["Admin", "Read", "Write", "List", "Tagging"])]
     for ns, keys in sorted(access.tenants.items()):
-        scope = f"{access.bucket}/{ARCHIVE_PREFIX}/{ns}/*"
-        out.append(ident(f"tenant-{ns}", keys, [f"{a}:{scope}" for a in TENANT_ACTIONS]))
+        scopes = [f"{access.bucket}/{p}/{ns}/*" for p in (ARCHIVE_PREFIX, EVENTS_PREFIX)]
+        actions = [f"{a}:{scope}" for scope in scopes for a in TENANT_ACTIONS]
+        out.append(ident(f"tenant-{ns}", keys, actions))
     return {"identities": out}
 
 

@@ -692,12 +692,15 @@ class SparkPlane:
         image: str | None = None,
         wait: float = 0.0,
         namespace: str | None = None,
+        s3_endpoint: str | None = None,
+        s3_secret: str | None = None,
     ) -> HistoryDeployed:
         """Deploy (or update) the namespace's Spark History Server and its event-log store:
         a node path (default: the namespace's own directory), a ReadWriteMany ``claim`` or your
-        own ``log_dir`` URI; ``default``: event logs for every app of the namespace. With
-        ``wait``, returns once a server pod is ready, named in ``.pod``
-        (``sparkplane history up``)."""
+        own ``log_dir`` URI (``s3a://``: with ``s3_endpoint`` for a non-AWS store and
+        ``s3_secret``, a Secret holding ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``);
+        ``default``: event logs for every app of the namespace. With ``wait``, returns once a
+        server pod is ready, named in ``.pod`` (``sparkplane history up``)."""
         from sparkplane.usecases import history
         from sparkplane.version import SPARK_IMAGE
 
@@ -709,6 +712,8 @@ class SparkPlane:
             log_dir=log_dir,
             default=default,
             retention=retention,
+            s3_endpoint=s3_endpoint,
+            s3_secret=s3_secret,
         )
         deployed = history.up(self.kube, ns, store, image or SPARK_IMAGE)
         if wait:

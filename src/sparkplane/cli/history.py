@@ -61,6 +61,17 @@ def up(
     log_dir: Annotated[
         str | None, typer.Option(help="Your own store: an s3a://, gs://, abfs://, hdfs:// URI.")
     ] = None,
+    s3_endpoint: Annotated[
+        str | None,
+        typer.Option(help="S3 endpoint URL of an s3a:// store (SeaweedFS, MinIO, Ceph; not AWS)."),
+    ] = None,
+    s3_secret: Annotated[
+        str | None,
+        typer.Option(
+            help="Secret with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for an s3a:// store "
+            "(drivers and the History Server; default: the pods' own AWS identity)."
+        ),
+    ] = None,
     default: Annotated[
         bool, typer.Option("--default/--opt-in", help="Event logs for every app of the namespace.")
     ] = True,
@@ -75,7 +86,14 @@ def up(
     from sparkplane.usecases.history import store_for
 
     ttl = parse_duration(retention, field="--retention")
-    store_for(namespace or "NAMESPACE", host_path=host_path, claim=claim, log_dir=log_dir)
+    store_for(
+        namespace or "NAMESPACE",
+        host_path=host_path,
+        claim=claim,
+        log_dir=log_dir,
+        s3_endpoint=s3_endpoint,
+        s3_secret=s3_secret,
+    )
     sp = client(kubeconfig, context, namespace)  # the options are checked before connecting
     deployed = sp.history_up(
         host_path=host_path,
@@ -85,6 +103,8 @@ def up(
         retention=ttl,
         image=image,
         wait=wait,
+        s3_endpoint=s3_endpoint,
+        s3_secret=s3_secret,
     )
     _report(deployed, "applied")
     if deployed.pod:

@@ -48,6 +48,15 @@ class EventLogStore:
     claim: str | None = None
     default: bool = False
     retention: timedelta = timedelta(days=7)
+    s3_endpoint: str | None = None
+    """An ``s3a://`` store's S3 endpoint (SeaweedFS, MinIO, Ceph; path-style access); None: AWS."""
+    s3_secret: str | None = None
+    """The Secret (in the namespace) whose ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` the
+    drivers and the History Server use for an ``s3a://`` store; None: the pods' own identity."""
+
+    @property
+    def s3a(self) -> bool:
+        return self.log_dir.startswith("s3a://")
 
     def volume(self) -> Obj | None:
         if self.host_path:
@@ -70,6 +79,10 @@ def to_configmap(namespace: str, store: EventLogStore) -> Obj:
         data["hostPath"] = store.host_path
     if store.claim:
         data["claimName"] = store.claim
+    if store.s3_endpoint:
+        data["s3Endpoint"] = store.s3_endpoint
+    if store.s3_secret:
+        data["s3Secret"] = store.s3_secret
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -87,6 +100,8 @@ def from_configmap(cm: Obj) -> EventLogStore:
         claim=data.get("claimName") or None,
         default=data.get("default") == "true",
         retention=timedelta(seconds=int(seconds)) if seconds.isdigit() else timedelta(days=7),
+        s3_endpoint=data.get("s3Endpoint") or None,
+        s3_secret=data.get("s3Secret") or None,
     )
 
 
@@ -120,9 +135,33 @@ def shared_stores(stores: Iterable[tuple[str, EventLogStore]]) -> list[tuple[str
     return out
 
 
+#: The keys of an ``s3a://`` store's Secret: the AWS SDK's own variables (S3A reads them).
+S3_SECRET_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+#: Rolling event logs in object storage: an S3 object is visible only once closed, so a running
+#: app's log shows up in the History Server file by file; 32 MiB files (Spark's default 128m)
+#: bound what a long app has not yet shown, and compaction keeps the newest 20 files' worth.
+S3A_ROLLING = {
+    "spark.eventLog.rolling.enabled": "true",
+    "spark.eventLog.rolling.maxFileSize": "32m",
+}
+
+
+def hadoop_s3a_conf(store: EventLogStore) -> dict[str, str]:
+    """The Hadoop settings (without ``spark.hadoop.``) of an ``s3a://`` store with an endpoint."""
+    if not (store.s3a and store.s3_endpoint):
+        return {}
+    return {"fs.s3a.endpoint": store.s3_endpoint, "fs.s3a.path.style.access": "true"}
+
+
 def event_log_conf(store: EventLogStore) -> dict[str, str]:
     """The sparkConf for a driver writing its event log to ``store``."""
     conf = {ENABLED: "true", "spark.eventLog.dir": store.log_dir}
+    if store.s3a:
+        conf |= S3A_ROLLING
+        conf |= {f"spark.hadoop.{k}": v for k, v in hadoop_s3a_conf(store).items()}
+        if store.s3_secret:
+            ref = "spark.kubernetes.driver.secretKeyRef"
+            conf |= {f"{ref}.{key}": f"{store.s3_secret}:{key}" for key in S3_SECRET_KEYS}
     base = f"spark.kubernetes.driver.volumes.{{}}.{VOLUME}"
     if store.host_path:
         vol = base.format("hostPath")
@@ -152,7 +191,10 @@ def server_objects(namespace: str, store: EventLogStore, image: str) -> list[Obj
         f"-Dspark.history.fs.cleaner.maxAge={int(store.retention.total_seconds())}s",
         "-Dspark.history.fs.cleaner.interval=10min",
         f"-Dspark.history.ui.port={PORT}",
+        *(f"-Dspark.hadoop.{k}={v}" for k, v in hadoop_s3a_conf(store).items()),
     ]
+    if store.s3a:  # compaction of rolling logs: the History Server reads at most 20 files
+        opts.append("-Dspark.history.fs.eventLog.rolling.maxFilesToRetain=20")
     container: Obj = {
         "name": "history-server",
         "image": image,
@@ -169,6 +211,10 @@ def server_objects(namespace: str, store: EventLogStore, image: str) -> list[Obj
         "securityContext": {"runAsUser": 185, "runAsNonRoot": True},
     }
     pod: Obj = {"containers": [container]}
+    if store.s3a:
+        secret_env = _secret_env(store)
+        container["env"] += secret_env
+        pod["initContainers"] = [_s3a_mkdir(store, image, secret_env)]
     volume = store.volume()
     if volume:
         container["volumeMounts"] = [{"name": VOLUME, "mountPath": MOUNT}]
@@ -204,6 +250,41 @@ def server_objects(namespace: str, store: EventLogStore, image: str) -> list[Obj
         },
     }
     return [deployment, service]
+
+
+def _secret_env(store: EventLogStore) -> list[Obj]:
+    if not store.s3_secret:
+        return []
+    return [
+        {"name": key, "valueFrom": {"secretKeyRef": {"name": store.s3_secret, "key": key}}}
+        for key in S3_SECRET_KEYS
+    ]
+
+
+def _s3a_mkdir(store: EventLogStore, image: str, env: list[Obj]) -> Obj:
+    """An init-container creating the log directory (Spark requires it, S3 has no directories:
+    S3A keeps an empty ``prefix/`` marker) with Hadoop's shell, the same jars and keys."""
+    defines = [f"-D{k}={v}" for k, v in hadoop_s3a_conf(store).items()]
+    return {
+        "name": "log-dir",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": [
+            "sh",
+            "-c",
+            # Hadoop's shell insists on a core-site.xml (loud configuration): an empty one
+            'mkdir -p /tmp/hadoop-conf && echo "<configuration/>" >/tmp/hadoop-conf/core-site.xml'
+            ' && exec "$JAVA_HOME/bin/java" -Xmx128m -cp "/tmp/hadoop-conf:/opt/spark/jars/*" '
+            'org.apache.hadoop.fs.FsShell "$@"',
+            "mkdir",
+            *defines,
+            "-mkdir",
+            "-p",
+            store.log_dir,
+        ],
+        "env": env,
+        "securityContext": {"runAsUser": 185, "runAsNonRoot": True},
+    }
 
 
 def app_path(app_id: str) -> str:

@@ -46,6 +46,8 @@ def store_for(
     log_dir: str | None = None,
     default: bool = True,
     retention: timedelta = timedelta(days=7),
+    s3_endpoint: str | None = None,
+    s3_secret: str | None = None,
 ) -> history.EventLogStore:
     """The event-log store ``up`` deploys: one of a node path (default: the namespace's own
     directory), a ReadWriteMany claim or the user's own URI; every bad choice is one
@@ -61,6 +63,28 @@ def store_for(
             [Problem("--host-path", f"{host_path!r} is not absolute", "e.g. " + example)],
             subject="history up",
         )
+    if (s3_endpoint or s3_secret) and not (log_dir or "").startswith("s3a://"):
+        raise ValidationError(
+            [
+                Problem(
+                    "--s3-endpoint/--s3-secret",
+                    "only for an s3a:// store",
+                    "add --log-dir s3a://BUCKET/PREFIX",
+                )
+            ],
+            subject="history up",
+        )
+    if s3_endpoint is not None and not s3_endpoint.startswith(("http://", "https://")):
+        raise ValidationError(
+            [
+                Problem(
+                    "--s3-endpoint",
+                    f"{s3_endpoint!r} is not a URL",
+                    "e.g. http://seaweedfs.storage:8333",
+                )
+            ],
+            subject="history up",
+        )
     if host_path is None and claim is None and log_dir is None:
         host_path = history.default_host_path(namespace)  # the namespace's own directory
     return history.EventLogStore(
@@ -69,6 +93,8 @@ def store_for(
         claim=claim,
         default=default,
         retention=retention,
+        s3_endpoint=s3_endpoint,
+        s3_secret=s3_secret,
     )
 
 

@@ -31,5 +31,8 @@ def test_keys_are_made_once_per_state_dir_and_tenants_are_scoped(tmp_path: Path)
     by_name = {i["name"]: i for i in config["identities"]}
     assert "Admin" in by_name["sparkplane-admin"]["actions"]
     actions = by_name["tenant-spark-jobs"]["actions"]
-    assert actions and all(a.endswith(":sparkplane/logs/spark-jobs/*") for a in actions)
+    scopes = (":sparkplane/logs/spark-jobs/*", ":sparkplane/events/spark-jobs/*")
+    assert actions and all(a.endswith(scopes) for a in actions)
+    assert {a.split(":", 1)[1] for a in actions} == {s[1:] for s in scopes}
+    assert again.events_dir("spark-jobs") == "s3a://sparkplane/events/spark-jobs/spark-events"
     assert again.env("spark-jobs")["AWS_ACCESS_KEY_ID"] == first.tenants["spark-jobs"].access_key

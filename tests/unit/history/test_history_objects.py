@@ -57,3 +57,65 @@ def test_server_objects_run_the_spark_images_history_server() -> None:
     assert pod["initContainers"][0]["command"] == ["sh", "-c", "chmod 1777 /spark-events"]
     assert service["spec"]["ports"][0]["port"] == 18080
     assert history.app_path("spark-1") == "/history/spark-1/jobs/"
+
+
+S3A = EventLogStore(
+    log_dir="s3a://sparkplane/events/jobs",
+    s3_endpoint="http://10.217.0.1:19256",
+    s3_secret="spark-events-s3",
+    default=True,
+)
+
+
+def test_s3a_store_round_trips_and_keeps_only_the_secrets_name() -> None:
+    cm = history.to_configmap("jobs", S3A)
+    assert history.from_configmap(cm) == S3A
+    assert cm["data"]["s3Secret"] == "spark-events-s3"
+    assert not any("AWS_SECRET" in v for v in cm["data"].values())
+
+
+def test_s3a_event_log_conf_rolls_and_reads_keys_from_the_secret() -> None:
+    conf = history.event_log_conf(S3A)
+    assert conf["spark.eventLog.dir"] == "s3a://sparkplane/events/jobs"
+    assert conf["spark.eventLog.rolling.enabled"] == "true"
+    assert conf["spark.eventLog.rolling.maxFileSize"] == "32m"
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://10.217.0.1:19256"
+    assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    ref = "spark.kubernetes.driver.secretKeyRef"
+    assert conf[f"{ref}.AWS_ACCESS_KEY_ID"] == "spark-events-s3:AWS_ACCESS_KEY_ID"
+    assert conf[f"{ref}.AWS_SECRET_ACCESS_KEY"] == "spark-events-s3:AWS_SECRET_ACCESS_KEY"
+    aws = history.event_log_conf(EventLogStore(log_dir="s3a://b/e"))  # AWS: its own identity
+    assert not any(k.startswith(("spark.hadoop.", ref)) for k in aws)
+
+
+def test_s3a_history_server_has_the_keys_and_creates_the_log_dir() -> None:
+    deployment, _ = history.server_objects("jobs", S3A, "spark:4.0.1")
+    pod = deployment["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    opts = main["env"][0]["value"]
+    assert "-Dspark.history.fs.logDirectory=s3a://sparkplane/events/jobs" in opts
+    assert "-Dspark.hadoop.fs.s3a.endpoint=http://10.217.0.1:19256" in opts
+    assert "-Dspark.history.fs.eventLog.rolling.maxFilesToRetain=20" in opts
+    refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in main["env"] if "valueFrom" in e}
+    assert refs["AWS_SECRET_ACCESS_KEY"] == {
+        "name": "spark-events-s3",
+        "key": "AWS_SECRET_ACCESS_KEY",
+    }
+    (init,) = pod["initContainers"]
+    assert init["command"][-3:] == ["-mkdir", "-p", "s3a://sparkplane/events/jobs"]
+    assert "-Dfs.s3a.path.style.access=true" in init["command"]
+    assert "volumes" not in pod
+
+
+def test_s3_options_need_an_s3a_store_and_a_url() -> None:
+    import pytest
+
+    from sparkplane.errors import ValidationError
+    from sparkplane.usecases.history import store_for
+
+    with pytest.raises(ValidationError, match="--s3-secret"):
+        store_for("jobs", s3_secret="keys")
+    with pytest.raises(ValidationError, match="--s3-endpoint"):
+        store_for("jobs", log_dir="s3a://b/e", s3_endpoint="seaweedfs:8333")
+    store = store_for("jobs", log_dir="s3a://b/e", s3_endpoint="http://s3:8333", s3_secret="k")
+    assert (store.host_path, store.s3_endpoint, store.s3_secret) == (None, "http://s3:8333", "k")

@@ -22,7 +22,7 @@ import sparkplane
 from sparkplane.errors import DevClusterError
 from sparkplane.version import SPARK_VERSIONS, SPARKPLANE_IMAGE, spark_image
 from sparkplane_devcluster import versions
-from sparkplane_devcluster.images import cache, debian, oci, pause, project, spark, sparkdist
+from sparkplane_devcluster.images import cache, debian, oci, pause, project, s3a, spark, sparkdist
 from sparkplane_devcluster.images.layers import Entry, LayerBlob, write_layer
 
 Progress = Callable[[str], None]
@@ -62,9 +62,13 @@ def _quiet(_: str) -> None:
     pass
 
 
-def spark_plan(cache_dir: Path, base: debian.BaseLayer, dist: spark.SparkDist) -> ImagePlan:
-    """The Spark image of one distribution, tagged with its version."""
+def spark_plan(
+    cache_dir: Path, base: debian.BaseLayer, dist: spark.SparkDist, progress: Progress = _quiet
+) -> ImagePlan:
+    """The Spark image of one distribution, tagged with its version: the distribution, the S3A
+    connector of its Hadoop (:mod:`.s3a`), sparkplane's additions."""
     logs = cache_dir / "logs"
+    hadoop = s3a.hadoop_version(dist.root / "jars")
     arch = oci.goarch()
     spark_env = {
         "PATH": f"/opt/spark/bin:{SYSTEM_PATH}",
@@ -85,6 +89,12 @@ def spark_plan(cache_dir: Path, base: debian.BaseLayer, dist: spark.SparkDist) -
                 f"spark-dist{suffix}",
                 spark.dist_recipe(dist),
                 lambda: spark.dist_layer(dist),
+                gzip_level=None,
+            ),
+            LayerPlan(
+                f"spark-s3a{suffix}",
+                {**s3a.recipe(hadoop), "uid": spark.SPARK_UID},
+                lambda: s3a.layer(s3a.ensure(cache_dir, hadoop, progress), hadoop, spark.SPARK_UID),
                 gzip_level=None,
             ),
             LayerPlan(
@@ -109,7 +119,7 @@ def plans(cache_dir: Path, base: debian.BaseLayer, progress: Progress = _quiet) 
     logs = cache_dir / "logs"
     passwd, group = base.passwd, base.group
     spark_plans = [
-        spark_plan(cache_dir, base, sparkdist.ensure(cache_dir, version, progress))
+        spark_plan(cache_dir, base, sparkdist.ensure(cache_dir, version, progress), progress)
         for version in SPARK_VERSIONS
     ]
     sparkplane_plan = ImagePlan(
