@@ -40,7 +40,8 @@ install: $(STAMP)
 
 ## The Airflow provider (providers/airflow, sparkplane-airflow) runs in a venv of its own: Airflow
 ## pins ~150 packages that must not reach .venv (the images copy its packages). Its lock is
-## compiled against dev.lock (-c), so every package both have is at the same version; uv installs
+## compiled against dev.lock (-c), so every package both have is at the same version, but for the
+## Kubernetes client, which Kubeflow's clients cap (requirements/airflow.in); uv installs
 ## it (~1 min cold, ~15 s from uv's cache), then this checkout's sparkplane and the provider
 ## go in with --no-deps (editable, built by the locked setuptools).
 AIRFLOW_VENV  := .venv-airflow
@@ -73,8 +74,10 @@ lock: $(LOCK_STAMP)
 	$(COMPILE) requirements/build.in -c $(LOCK) -o $(BUILD_LOCK).new
 	$(call KEEP_IF_SAME,$(BUILD_LOCK))
 	cp $(AIRFLOW_LOCK) $(AIRFLOW_LOCK).new
-	$(COMPILE) requirements/airflow.in requirements/build.in pyproject.toml -c $(LOCK) \
-	  -o $(AIRFLOW_LOCK).new
+	awk '/^[^ #]/{skip = /^kubernetes==/} !skip' $(LOCK) > $(AIRFLOW_LOCK).constraints
+	$(COMPILE) requirements/airflow.in requirements/build.in pyproject.toml \
+	  -c $(AIRFLOW_LOCK).constraints -o $(AIRFLOW_LOCK).new
+	rm $(AIRFLOW_LOCK).constraints
 	$(call KEEP_IF_SAME,$(AIRFLOW_LOCK))
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
