@@ -41,7 +41,7 @@ install: $(STAMP)
 ## The Airflow provider (providers/airflow, sparkplane-airflow) runs in a venv of its own: Airflow
 ## pins ~150 packages that must not reach .venv (the images copy its packages). Its lock is
 ## compiled against dev.lock (-c), so every package both have is at the same version, but for the
-## Kubernetes client, which Kubeflow's clients cap (requirements/airflow.in); uv installs
+## Kubernetes client, which the cncf provider caps (requirements/airflow.in); uv installs
 ## it (~1 min cold, ~15 s from uv's cache), then this checkout's sparkplane and the provider
 ## go in with --no-deps (editable, built by the locked setuptools).
 AIRFLOW_VENV  := .venv-airflow
