@@ -40,8 +40,8 @@ install: $(STAMP)
 
 ## The Airflow provider (providers/airflow, sparkplane-airflow) runs in a venv of its own: Airflow
 ## pins ~150 packages that must not reach .venv (the images copy its packages). Its lock is
-## compiled against dev.lock (-c), so every package both have is at the same version, but for the
-## Kubernetes client, which the cncf provider caps (requirements/airflow.in); uv installs
+## compiled against dev.lock (-c), so every package both have is at the same version (caps that
+## would forbid it are lifted in requirements/airflow.overrides); uv installs
 ## it (~1 min cold, ~15 s from uv's cache), then this checkout's sparkplane and the provider
 ## go in with --no-deps (editable, built by the locked setuptools).
 AIRFLOW_VENV  := .venv-airflow
@@ -49,9 +49,10 @@ AIRFLOW_LOCK  := requirements/airflow.lock
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed-stamp
 PROVIDER      := providers/airflow
 
-$(AIRFLOW_VENV)/.lock-stamp: $(AIRFLOW_LOCK) $(LOCK_STAMP)
+$(AIRFLOW_VENV)/.lock-stamp: $(AIRFLOW_LOCK) requirements/airflow.overrides $(LOCK_STAMP)
 	$(BIN)/uv venv --quiet --clear --python $(BIN)/python $(AIRFLOW_VENV)
-	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes -r $(AIRFLOW_LOCK)
+	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes --no-deps \
+	  -r $(AIRFLOW_LOCK)
 	touch $@
 
 $(AIRFLOW_STAMP): $(AIRFLOW_VENV)/.lock-stamp pyproject.toml $(PROVIDER)/pyproject.toml
@@ -74,10 +75,8 @@ lock: $(LOCK_STAMP)
 	$(COMPILE) requirements/build.in -c $(LOCK) -o $(BUILD_LOCK).new
 	$(call KEEP_IF_SAME,$(BUILD_LOCK))
 	cp $(AIRFLOW_LOCK) $(AIRFLOW_LOCK).new
-	awk '/^[^ #]/{skip = /^kubernetes==/} !skip' $(LOCK) > $(AIRFLOW_LOCK).constraints
-	$(COMPILE) requirements/airflow.in requirements/build.in pyproject.toml \
-	  -c $(AIRFLOW_LOCK).constraints -o $(AIRFLOW_LOCK).new
-	rm $(AIRFLOW_LOCK).constraints
+	$(COMPILE) requirements/airflow.in requirements/build.in pyproject.toml -c $(LOCK) \
+	  --override requirements/airflow.overrides -o $(AIRFLOW_LOCK).new
 	$(call KEEP_IF_SAME,$(AIRFLOW_LOCK))
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
