@@ -83,8 +83,11 @@ lock: $(LOCK_STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-## test: lint + types + unit + integration (KWOK) + realnode (Spark really runs on a real node).
-test: lint types unit integration realnode
+## test: lint + types + unit, then the two cluster suites side by side: integration (KWOK) and
+## realnode (Spark really runs on a real node). They share nothing (their own clusters, ports and
+## state dirs); each suite's output is printed in one piece when it ends (make -O).
+test: lint types unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration realnode
 
 lint: $(STAMP)
 	$(BIN)/ruff check src $(DEVCLUSTER) $(PROVIDER) tests benchmarks examples
@@ -103,7 +106,7 @@ integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
 	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
 	$(BIN)/python -m sparkplane_devcluster.helmbin
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m pytest -q --durations=15 tests/integration
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);
 ## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow
@@ -113,7 +116,7 @@ ifeq ($(REALNODE),0)
 else
 	@# the cold builds (node components, images) take minutes: before pytest's per-test timeout
 	$(BIN)/sparkplane dev-cluster build --real-node
-	$(BIN)/python -m pytest -q tests/realnode
+	$(BIN)/python -m pytest -q --durations=15 tests/realnode
 endif
 
 cluster-down: $(STAMP)

@@ -33,7 +33,9 @@ class Settings:
 
     #: ``SPARKPLANE_LOG_ARCHIVE``: where drivers' logs are archived before they are deleted and
     #: where ``logs`` reads them: a directory, ``kube`` (ConfigMaps in the app's namespace),
-    #: ``off``, or empty for ``<cache_dir>/log-archive``.
+    #: ``s3://bucket/prefix`` (object storage; endpoint, region and keys are the AWS client's
+    #: own settings: ``AWS_*`` variables, ``~/.aws``), ``off``, or empty for
+    #: ``<cache_dir>/log-archive``.
     log_archive: str = ""
     #: ``SPARKPLANE_EVENT_LOG_ROOT``: the root under which pruning may delete event logs (one
     #: directory per namespace); empty for the History Server's default, ``off`` for none.

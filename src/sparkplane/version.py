@@ -19,7 +19,19 @@ in the cluster, and the staging init-container (``sparkplane fetch``)."""
 SPARK_VERSION = "4.0.1"
 """The Spark of :data:`SPARK_IMAGE`: its distribution is the pyspark wheel of this version."""
 
-SPARK_IMAGE = f"docker.io/sparkplane/spark:{SPARK_VERSION}"
+SPARK_IMAGE_REPOSITORY = "docker.io/sparkplane/spark"
+"""The Spark images, one tag per Spark version (:func:`spark_image`)."""
+
+SPARK_IMAGE = f"{SPARK_IMAGE_REPOSITORY}:{SPARK_VERSION}"
 """The Spark image the History Server runs unless told otherwise (``sparkplane history up
 --image``). The dev cluster (the sparkplane-devcluster distribution) builds exactly this
 reference for its real node."""
+
+SPARK_VERSIONS = (SPARK_VERSION, "4.3.0")
+"""The Spark versions with an image (the dev cluster builds each from its pyspark distribution):
+``runtimeVersions.sparkVersion`` (``--spark-version``) picks its image when none is given."""
+
+
+def spark_image(version: str) -> str:
+    """The Spark image of ``version`` (one of :data:`SPARK_VERSIONS`)."""
+    return f"{SPARK_IMAGE_REPOSITORY}:{version}"

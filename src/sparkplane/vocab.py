@@ -70,6 +70,12 @@ RETENTION_KEY = f"{SPARKPLANE_GROUP}/log-retention-seconds"
 LOG_ARCHIVE_LABEL = f"{SPARKPLANE_GROUP}/log-archive"
 ARCHIVE_APP_ANNOTATION = f"{SPARKPLANE_GROUP}/app"
 ARCHIVED_AT_ANNOTATION = f"{SPARKPLANE_GROUP}/archived-at"
+#: Label on a Spark Connect session's driver pod: the session's name (``sparkplane session``);
+#: annotations: its owner, and the idle timeout and maximum lifetime ``gc`` enforces.
+SESSION_LABEL = f"{SPARKPLANE_GROUP}/session"
+SESSION_OWNER_KEY = f"{SPARKPLANE_GROUP}/session-owner"
+IDLE_TIMEOUT_KEY = f"{SPARKPLANE_GROUP}/idle-timeout-seconds"
+MAX_LIFETIME_KEY = f"{SPARKPLANE_GROUP}/max-lifetime-seconds"
 #: Label on a namespace set up for a tenant (``sparkplane tenant setup``).
 TENANT_LABEL = f"{SPARKPLANE_GROUP}/tenant"
 #: Labels/annotations of apps a ScheduledSparkApplication made.

@@ -74,6 +74,7 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 "--set", "image.tag=9.9.9",
                 "--set", "logArchive.store=off",
                 "--set", "spark.resourceSelector=foo=bar\\,keyx=valuey",
+                "--set", "dynamicConfig.enabled=true",
             ],
             ChartValues(
                 namespace="ops",
@@ -84,7 +85,12 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
                 image="ghcr.io/sparkplane/sparkplane:9.9.9",
                 log_archive="off",
                 resource_selector="foo=bar,keyx=valuey",
+                dynamic_config=True,
             ),
+        ),
+        (
+            ["--set", "logArchive.store=s3://spark-logs/sp", "--set", "logArchive.s3Secret=aws"],
+            ChartValues(namespace="ops", log_archive="s3://spark-logs/sp", archive_secret="aws"),
         ),
     ],
 )  # fmt: skip

@@ -11,6 +11,7 @@ The real-node twin (real Spark, Kubeflow's examples) is tests/realnode/test_kube
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,17 +57,40 @@ def _app(name: str, sim: dict[str, str], **spec: Any) -> dict[str, Any]:
 
 
 def _watch(kube: Kube, namespace: str, name: str, until: str, timeout: float = 60) -> Any:
+    """Every ``applicationState.state`` the resource had, from its creation until ``until``.
+
+    Read from a watch stream that starts at the creation's resourceVersion, so each status
+    write is seen; polling misses a state the operator holds for less than one poll on a
+    loaded machine.
+    """
+    created = kube.get(KUBEFLOW_API_VERSION, APP, name, namespace)
     seen: list[str] = []
-
-    def check() -> dict[str, Any] | None:
-        cr = kube.get(KUBEFLOW_API_VERSION, APP, name, namespace)
-        state = ((cr.get("status") or {}).get("applicationState") or {}).get("state", "")
-        if not seen or seen[-1] != state:
-            seen.append(state)
-        return cr if state == until else None
-
-    cr = wait_for(check, timeout=timeout, what=f"{name} {until} (seen {seen})", interval=0.1)
-    return [s for s in seen if s], cr
+    state = ((created.get("status") or {}).get("applicationState") or {}).get("state", "")
+    if state:
+        seen.append(state)
+    if state == until:
+        return seen, created
+    deadline = time.monotonic() + timeout
+    version = created["metadata"]["resourceVersion"]
+    while time.monotonic() < deadline:
+        for event in kube.watch(
+            KUBEFLOW_API_VERSION,
+            APP,
+            namespace,
+            resource_version=version,
+            field_selector=f"metadata.name={name}",
+            timeout_seconds=max(1, int(deadline - time.monotonic())),
+        ):
+            cr = event.object
+            version = cr["metadata"]["resourceVersion"]
+            if event.type not in ("ADDED", "MODIFIED"):
+                continue
+            state = ((cr.get("status") or {}).get("applicationState") or {}).get("state", "")
+            if state and (not seen or seen[-1] != state):
+                seen.append(state)
+            if state == until:
+                return seen, cr
+    raise AssertionError(f"{name} did not reach {until} in {timeout:.0f} s (seen {seen})")
 
 
 def test_states_status_and_ttl(kube: Kube, namespace: str, operator: Operator) -> None:

@@ -134,10 +134,12 @@ def test_invalid_spec_is_rejected_before_anything_is_created(kube: Kube, namespa
     doc = yaml.safe_load((EXAMPLES / "spark-pi.yaml").read_text())
     doc["metadata"]["namespace"] = namespace
     doc["spec"]["driver"] = {"memory": "lots"}
-    doc["spec"].pop("image", None)
+    doc["spec"].pop("image", None)  # and a version with no image of its own: no default
+    doc["spec"]["runtimeVersions"]["sparkVersion"] = "3.5.1"
     with pytest.raises(ValidationError) as err:
         submit_native(kube, load_manifest(doc))
-    assert len(err.value.problems) >= 2
+    paths = {p.path for p in err.value.problems}
+    assert {"spec.driver.memory", "spec.runtimeVersions.sparkVersion"} <= paths, paths
     assert kube.list("v1", "Pod", namespace) == []
 
 

@@ -46,6 +46,8 @@ class Airflow:
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "4",
+            # a loaded 2-core machine answers the Execution API slower than its 5 s default
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
@@ -188,6 +190,13 @@ class Airflow:
     def task_log(self, dag_id: str, run_id: str, task_id: str) -> str:
         folder = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
         return "\n".join(p.read_text(errors="replace") for p in sorted(folder.glob("*.log")))
+
+    def trigger_log(self, dag_id: str, run_id: str, task_id: str) -> str:
+        """What the task's triggers logged while it was deferred (Airflow 3: beside its log)."""
+        folder = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
+        return "\n".join(
+            p.read_text(errors="replace") for p in sorted(folder.glob("*.log.trigger.*.log"))
+        )
 
     def mark(self, dag_id: str, run_id: str, task_id: str, state: str) -> None:
         """Set the task instance's state, as a user's "mark failed/success" does."""

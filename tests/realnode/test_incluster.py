@@ -32,6 +32,7 @@ from sparkplane.usecases.stage import TOKEN_ENV
 from sparkplane.version import SPARKPLANE_IMAGE
 from sparkplane.vocab import DEPENDENTS_CREATED_KEY, DEPENDENTS_KEY
 from sparkplane_devcluster import DevCluster
+from sparkplane_devcluster.seaweed import S3Access
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import leftover
 from tests.realnode.conftest import SERVICE_ACCOUNT
@@ -209,15 +210,46 @@ def _laptop(tmp_path: Path) -> dict[str, str]:
     return {"SPARKPLANE_CACHE_DIR": str(tmp_path / "laptop"), "SPARKPLANE_LOG_ARCHIVE": ""}
 
 
+@pytest.mark.timeout(600)  # a real SparkPi, then the CronJob's next minute, on 2 shared cores
 def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
     kubeconfig: Path, kube: Kube, tmp_path: Path
+) -> None:
+    _gc_cronjob_removes_an_expired_driver(kubeconfig, kube, tmp_path, s3=None)
+
+
+@pytest.mark.timeout(600)  # a real SparkPi, then the CronJob's next minute, on 2 shared cores
+def test_gc_cronjob_archives_to_s3_with_its_namespace_scoped_keys(
+    real_cluster: DevCluster, kubeconfig: Path, kube: Kube, tmp_path: Path
+) -> None:
+    """The same CronJob with ``SPARKPLANE_LOG_ARCHIVE=s3://...`` and a Secret holding the
+    dev cluster's SeaweedFS keys of its namespace only (a tenant identity): its pod reaches S3
+    through the host link, the archive lands under the namespace's prefix (no ConfigMap), and
+    `logs` with those keys reads it back after the driver is gone."""
+    _gc_cronjob_removes_an_expired_driver(kubeconfig, kube, tmp_path, s3=real_cluster.s3_access())
+
+
+def _gc_cronjob_removes_an_expired_driver(
+    kubeconfig: Path, kube: Kube, tmp_path: Path, s3: S3Access | None
 ) -> None:
     docs = _docs(DEPLOY / "gc" / "cronjob.yaml")
     (cronjob,) = [d for d in docs if d["kind"] == "CronJob"]
     ns = cronjob["metadata"]["namespace"]
     _drop_namespace(kube, ns)  # deploy/gc/ creates it
+    laptop = _laptop(tmp_path)
     try:
         cronjob["spec"]["schedule"] = "* * * * *"  # the one change: every minute, not every 10
+        if s3 is not None:  # and the S3 store, with the namespace's own keys from a Secret
+            assert s3.pod_endpoint and ns in s3.tenants
+            keys = {**s3.env(ns), "AWS_ENDPOINT_URL": s3.pod_endpoint}
+            secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque"}
+            secret["metadata"] = {"name": "sparkplane-archive-s3", "namespace": ns}
+            secret["stringData"] = keys
+            pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+            container = pod["containers"][0]
+            container["env"] = [{"name": "SPARKPLANE_LOG_ARCHIVE", "value": s3.archive}]
+            container["envFrom"] = [{"secretRef": {"name": "sparkplane-archive-s3"}}]
+            docs.append(secret)
+            laptop = {**laptop, **s3.env(ns), "SPARKPLANE_LOG_ARCHIVE": s3.archive}
         kubectl_apply(kubeconfig, stdin=docs)
         _driver_role(kube, ns)
         path = write(tmp_path, spec("ttl-pi", ns, args=["4"], executors=1))
@@ -233,11 +265,23 @@ def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
         )
         jobs = kube.list("batch/v1", "Job", ns)
         assert jobs and all(j["metadata"]["ownerReferences"][0]["kind"] == "CronJob" for j in jobs)
+
+        def gc_said() -> str:
+            selector = "app.kubernetes.io/name=sparkplane-gc"
+            pods = kube.list("v1", "Pod", ns, label_selector=selector)
+            text = "\n".join(line for p in pods for line in kube.logs(p["metadata"]["name"], ns))
+            return text if driver["metadata"]["name"] in text and "deleted" in text else ""
+
+        # gc prints its table once done (archiving and pruning after the delete): wait for it
+        said = wait_for(
+            gc_said,
+            timeout=90,
+            what="the gc pod's report of the deletion",
+            interval=2,
+        )
         gc_pods = kube.list("v1", "Pod", ns, label_selector="app.kubernetes.io/name=sparkplane-gc")
-        said = "\n".join(line for p in gc_pods for line in kube.logs(p["metadata"]["name"], ns))
-        assert driver["metadata"]["name"] in said and "deleted" in said, said
         no_forbidden(said, "the gc CronJob")
-        assert "Traceback" not in said, said
+        assert "Traceback" not in said and "could not archive" not in said, said
         for p in gc_pods:
             assert p["spec"]["containers"][0]["image"] == SPARKPLANE_IMAGE
             assert p["spec"]["nodeName"] == "sparkplane-real-node"
@@ -251,12 +295,13 @@ def test_gc_cronjob_runs_in_cluster_and_removes_an_expired_driver(
             ]
 
         wait_for(lambda: not owned(), timeout=60, what="the driver's dependents collected")
-        # the CronJob archived the driver's log in-cluster before deleting it
-        assert kube.get_or_none("v1", "ConfigMap", f"sparkplane-logs-{name}", ns) is not None
-        logs = cli(kubeconfig, "logs", name, "-n", ns, env_extra=_laptop(tmp_path))
+        # the CronJob archived the driver's log before deleting it: in-cluster, or in S3
+        in_etcd = kube.get_or_none("v1", "ConfigMap", f"sparkplane-logs-{name}", ns)
+        assert (in_etcd is None) == (s3 is not None)
+        logs = cli(kubeconfig, "logs", name, "-n", ns, env_extra=laptop)
         assert PI_LINE in logs.stdout and "expired (gc)" in logs.stderr, logs.stderr
     finally:
-        _drop_namespace(kube, ns)
+        _drop_namespace(kube, ns)  # (an archive in S3 stays until its retention: unique names)
 
 
 def test_a_sparkpi_that_ended_normally_survives_gc_until_its_ttl(

@@ -36,8 +36,8 @@ from tests.realnode.conftest import PORT_BASE, SERVICE_ACCOUNT
 from tests.realnode.sparkapps import SPARK_IMAGE
 from tests.realnode.test_airflow import client_kubeconfig
 
-# the API server of this module's Airflow: test_airflow.py's is PORT_BASE + 10
-PORT = PORT_BASE + 12
+# the API server of this module's Airflow: test_airflow.py's is PORT_BASE + 19, SeaweedFS's +7..+14
+PORT = PORT_BASE + 17
 APP = "SparkApplication"
 NAME = "spark-pi"
 DAG_ID = "kubeflow_pi"

@@ -112,3 +112,37 @@ def test_the_provider_is_registered_for_airflow() -> None:
     info = get_provider_info()
     assert info["package-name"] == meta["project"]["name"]
     assert info["connection-types"][0]["connection-type"] == "sparkplane"
+
+
+def test_the_live_log_retries_until_the_driver_runs_and_never_repeats_a_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The trigger's live copy of the driver log (livelog.follow): no driver yet → try again; a
+    broken stream → re-open it, skipping the lines already logged; the stream's end → done."""
+    import asyncio
+    from collections.abc import Iterator
+
+    from sparkplane.errors import AppNotFoundError
+    from sparkplane_airflow import livelog
+
+    opened: list[int] = []
+
+    class Cluster:  # the three things a driver's log stream does, in turn
+        def logs(self, name: str, *, namespace: str, follow: bool) -> Iterator[str]:
+            assert (name, namespace, follow) == ("pi", "ns", True)
+            opened.append(1)
+            if len(opened) == 1:
+                raise AppNotFoundError("pi has no driver pod yet")
+            yield "one\n"
+            yield "two\n"
+            if len(opened) == 2:
+                raise OSError("connection reset")
+            yield "three\n"
+
+    said: list[str] = []
+    monkeypatch.setattr(livelog, "RETRY", 0.01)
+    done = asyncio.run(
+        livelog.follow(Cluster(), "pi", "ns", lambda fmt, line: said.append(fmt % line))  # type: ignore[arg-type]
+    )
+    assert done is True and len(opened) == 3
+    assert said == ["driver | one", "driver | two", "driver | three"]

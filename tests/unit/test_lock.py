@@ -66,7 +66,11 @@ def read_lock(text: str) -> dict[str, Pin]:
             (spec,) = req.specifier
             assert spec.operator == "==", f"{line!r} is not pinned with =="
             current = Pin(Version(spec.version), req.marker)
-            pins[canonicalize_name(req.name)] = current
+            name = canonicalize_name(req.name)
+            # a universal lock may pin a package twice, by Python version (numpy): keep the
+            # pin for this interpreter
+            if name not in pins or req.marker is None or req.marker.evaluate({"extra": ""}):
+                pins[name] = current
             in_via = False
         elif current is not None and stripped.startswith("--hash=sha256:"):
             current.hashes.append(stripped.removeprefix("--hash=sha256:").removesuffix(" \\"))

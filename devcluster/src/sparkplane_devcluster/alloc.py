@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-PORT_COUNT = 7  # apiserver, etcd client and peer, controller-manager, scheduler, kwok, Spark UI
+PORT_COUNT = 15  # apiserver, etcd client and peer, controller-manager, scheduler, kwok, Spark UI,
+# SeaweedFS (master, volume, filer, S3; http and gRPC each)
 INDEXES = range(1, 255)
 LINK_POOL, POD_POOL = "10.217", "10.218"
 LINK_PREFIX, CGROUP_PREFIX = "spv", "sparkplane-"

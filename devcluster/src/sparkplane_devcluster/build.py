@@ -172,12 +172,16 @@ def build_module(
     tags: tuple[str, ...] = (),
     cgo: bool = False,
     binary: str | None = None,
+    replaces: tuple[str, ...] = (),
 ) -> None:
-    """Build ``packages`` of a module that needs no replaces into ``dest`` (one binary each,
-    named as Go names it, or ``binary`` for a single package; etcd, KWOK, containerd, runc,
-    CNI plugins, CoreDNS)."""
+    """Build ``packages`` of a module into ``dest`` (one binary each, named as Go names it, or
+    ``binary`` for a single package; etcd, KWOK, containerd, runc, CNI plugins, CoreDNS,
+    SeaweedFS). ``replaces`` (``old=new@version``): the module's own replace lines, which a
+    requiring module must repeat."""
     work = _wrapper(go, Path(packages[0]).name, log)
     try:
+        for line in replaces:
+            run([go, "mod", "edit", f"-replace={line}"], work, log)
         run([go, "get", module], work, log)
         out = dest.parent / f".{dest.name}.tmp"
         out.mkdir(parents=True, exist_ok=True)

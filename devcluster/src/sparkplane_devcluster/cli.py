@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -17,6 +18,7 @@ import typer
 
 from sparkplane.cli.console import note, progress, table, write
 from sparkplane.cli.options import Context, Kubeconfig, make_kube
+from sparkplane.errors import DevClusterError
 from sparkplane_devcluster import DevCluster, DevClusterSettings
 
 app = typer.Typer(
@@ -37,7 +39,7 @@ PortBase = Annotated[
     int | None,
     typer.Option(
         "--port-base",
-        help="First of seven loopback ports (apiserver = base); default "
+        help="First of fifteen loopback ports (apiserver = base); default "
         "$SPARKPLANE_DEV_PORT_BASE or 16443. Refused if another dev cluster's ports overlap.",
         show_default=False,
     ),
@@ -101,9 +103,11 @@ def build(
     """Build the pinned binaries from Go modules unless cached; print where they are."""
     from sparkplane_devcluster.build import ensure_binaries
     from sparkplane_devcluster.cluster import default_cache_dir
+    from sparkplane_devcluster.seaweed import ensure_weed
 
     cache = cache_dir or default_cache_dir()
     bins = ensure_binaries(cache, progress)
+    ensure_weed(cache, progress)
     if real_node:
         from sparkplane_devcluster.images import ensure_images
         from sparkplane_devcluster.nodebuild import ensure_node_binaries
@@ -186,6 +190,26 @@ def env(state_dir: StateDir = None) -> None:
     """Print `export KUBECONFIG=...` (use: eval "$(sparkplane dev-cluster env)")."""
     path = _cluster(state_dir).kubeconfig
     write(f"export KUBECONFIG={os.fspath(path)}")
+
+
+@app.command("s3-env")
+def s3_env(
+    state_dir: StateDir = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(help="A namespace whose scoped identity to use (default: the admin's)."),
+    ] = None,
+) -> None:
+    """Print the AWS variables of the cluster's S3 (SeaweedFS) and SPARKPLANE_LOG_ARCHIVE (use:
+    eval "$(sparkplane dev-cluster s3-env)")."""
+    access = _cluster(state_dir).s3_access()
+    if tenant is not None and tenant not in access.tenants:
+        raise DevClusterError(
+            f"--tenant {tenant}: no identity for that namespace; choose one of "
+            + ", ".join(sorted(access.tenants))
+        )
+    env = {**access.env(tenant), "SPARKPLANE_LOG_ARCHIVE": access.archive}
+    write("\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items()))
 
 
 @app.command()

@@ -32,7 +32,15 @@ from typing import Any
 
 from sparkplane.errors import AlreadyExistsError, DevClusterError, NotFoundError
 from sparkplane.security.rbac import bodies, render
-from sparkplane_devcluster import alloc, components, process, registry, versions, volumes
+from sparkplane_devcluster import (
+    alloc,
+    components,
+    process,
+    registry,
+    seaweed,
+    versions,
+    volumes,
+)
 from sparkplane_devcluster.build import Binaries, ensure_binaries
 from sparkplane_devcluster.hostdeps import ensure_debian_packages
 from sparkplane_devcluster.node import host, objects, realnode
@@ -54,6 +62,7 @@ ORDER = (
     "kube-scheduler",
     "kwok",
     "spark-ui-simulator",
+    "seaweedfs",
 )
 
 DRIVER_LOG = """\
@@ -256,6 +265,7 @@ class DevCluster:
                 "kubernetes": versions.KUBERNETES,
                 "etcd": versions.ETCD,
                 "kwok": versions.KWOK,
+                "seaweedfs": seaweed.SEAWEEDFS,
                 **(
                     {
                         "containerd": versions.CONTAINERD,
@@ -297,6 +307,7 @@ class DevCluster:
         self.down(quiet=True)  # stop what is left of a partly running cluster; data stays
         self.ports = components.Ports(self.settings.port_base)
         bins = ensure_binaries(self.settings.cache_dir, progress)
+        weed = seaweed.ensure_weed(self.settings.cache_dir, progress)
         node_bins, archives = self._node_inputs(progress) if real else (None, [])
         started = time.monotonic()
         pids: dict[str, dict[str, Any]] = {}
@@ -306,6 +317,7 @@ class DevCluster:
             self.kubeconfig.write_text(components.kubeconfig(self.server, pki))
             self.kubeconfig.chmod(0o600)
             self._start_all(bins, pki, pids, progress)
+            self._start_s3(weed, real, pids, progress)
             progress(f"creating {self.settings.nodes} simulated nodes")
             self._create_nodes()
             self._ready_namespaces()
@@ -334,7 +346,7 @@ class DevCluster:
             self._state_file.unlink()
         registry.unregister(self.state_dir)
         if purge:
-            for sub in ("etcd", "node"):
+            for sub in ("etcd", "node", "seaweedfs"):
                 shutil.rmtree(self.state_dir / sub, ignore_errors=True)
         return bool(pids)
 
@@ -363,6 +375,7 @@ class DevCluster:
                 node_bins,
                 archives,
                 self.ports.apiserver,
+                self.ports.s3,
                 kube,
                 lambda name, argv, env: self._launch(name, argv, pids, env),
                 progress,
@@ -532,6 +545,42 @@ class DevCluster:
             binary=binary,
             log=log,
         )
+
+    @property
+    def s3_access_file(self) -> Path:
+        """The S3 gateway's endpoints, bucket and keys (:class:`seaweed.S3Access`)."""
+        return self.state_dir / "seaweedfs" / "s3.json"
+
+    def s3_access(self) -> seaweed.S3Access:
+        """How to reach the cluster's S3 (SeaweedFS), as written by ``up``."""
+        try:
+            return seaweed.S3Access.load(self.s3_access_file)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DevClusterError(
+                f"no S3 settings in {self.s3_access_file} ({exc}): run `sparkplane dev-cluster up`"
+            ) from None
+
+    def _start_s3(
+        self, weed: Path, real: bool, pids: dict[str, dict[str, Any]], progress: Progress
+    ) -> None:
+        """SeaweedFS's master, volume server, filer and S3 gateway (one process), the bucket."""
+        progress(f"starting SeaweedFS (S3 on 127.0.0.1:{self.ports.s3})")
+        pod_endpoint = f"http://{self.node_plan.host_ip}:{self.ports.s3}" if real else None
+        root, access = seaweed.prepare(
+            self.state_dir, f"http://127.0.0.1:{self.ports.s3}", pod_endpoint
+        )
+        pid, binary, log = self._launch(
+            "seaweedfs", seaweed.argv(weed, root, self.ports.seaweedfs), pids
+        )
+        process.wait_until(
+            "seaweedfs",
+            lambda: process.http_ok(f"http://127.0.0.1:{self.ports.s3}/healthz"),
+            timeout=self.settings.start_timeout,
+            pid=pid,
+            binary=binary,
+            log=log,
+        )
+        seaweed.create_bucket(access, self.settings.start_timeout)
 
     def _kube(self) -> Any:
         from sparkplane.kube import Kube, connect

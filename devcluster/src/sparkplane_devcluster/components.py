@@ -63,6 +63,16 @@ class Ports:
         """The simulated Spark UI every pod's port 4040 is forwarded to."""
         return self.base + 6
 
+    @property
+    def seaweedfs(self) -> list[int]:
+        """SeaweedFS's master, volume, filer and S3 ports, http then gRPC each."""
+        return [self.base + 7 + i for i in range(8)]
+
+    @property
+    def s3(self) -> int:
+        """The S3 gateway (SeaweedFS's)."""
+        return self.seaweedfs[6]
+
     def named(self) -> dict[str, int]:
         """Every port with the component that binds it (for "port in use" errors)."""
         return {
@@ -73,6 +83,16 @@ class Ports:
             "kube-scheduler": self.scheduler,
             "kwok": self.kwok,
             "spark-ui-simulator": self.spark_ui,
+            **{
+                f"seaweedfs ({part})": port
+                for part, port in zip(
+                    ("master", "master gRPC", "volume", "volume gRPC", "filer", "filer gRPC"),
+                    self.seaweedfs,
+                    strict=False,
+                )
+            },
+            "seaweedfs (S3)": self.s3,
+            "seaweedfs (S3 gRPC)": self.seaweedfs[7],
         }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
 
@@ -28,6 +29,7 @@ from sparkplane.security.rbac import RbacObject
 from sparkplane.usecases.create import Submitted
 from sparkplane.usecases.history import HistoryDeployed
 from sparkplane.usecases.kubeconfig import Minted
+from sparkplane.usecases.session import Attached, SessionInfo
 from sparkplane.usecases.ui import UiAddress
 from sparkplane.usecases.waiting import Until
 
@@ -170,3 +172,52 @@ class AsyncSparkPlane:
 
     async def install_operator(self, **kwargs: Any) -> builtins.list[str]:
         return await asyncio.to_thread(partial(self.sync.install_operator, **kwargs))
+
+    # -- Spark Connect sessions -----------------------------------------------------------
+    @asynccontextmanager
+    async def session(
+        self,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        keep: bool = False,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """As :meth:`SparkPlane.session`: ``async with sp.session() as spark``. Starting,
+        waiting and deleting run in worker threads; the SparkSession's own calls block (it
+        is pyspark's client): run them with ``asyncio.to_thread`` in a busy loop."""
+        ns = namespace or self.namespace
+        made = await self.session_create(
+            name,
+            namespace=ns,
+            wait=False,
+            **{k: v for k, v in kwargs.items() if k not in ("timeout", "on_progress")},
+        )
+        try:
+            attached = await self.session_attach(
+                made.name,
+                namespace=ns,
+                **{k: v for k, v in kwargs.items() if k in ("timeout", "on_progress")},
+            )
+            try:
+                yield await asyncio.to_thread(attached.spark)
+            finally:
+                await asyncio.to_thread(attached.close)
+        finally:
+            if not keep:
+                await self.session_delete(made.name, namespace=ns)
+
+    async def session_create(self, *args: Any, **kwargs: Any) -> SessionInfo:
+        return await asyncio.to_thread(partial(self.sync.session_create, *args, **kwargs))
+
+    async def session_attach(self, name: str, **kwargs: Any) -> Attached:
+        return await asyncio.to_thread(partial(self.sync.session_attach, name, **kwargs))
+
+    async def session_get(self, name: str, **kwargs: Any) -> SessionInfo:
+        return await asyncio.to_thread(partial(self.sync.session_get, name, **kwargs))
+
+    async def session_list(self, *args: Any, **kwargs: Any) -> builtins.list[SessionInfo]:
+        return await asyncio.to_thread(partial(self.sync.session_list, *args, **kwargs))
+
+    async def session_delete(self, name: str, **kwargs: Any) -> None:
+        await asyncio.to_thread(partial(self.sync.session_delete, name, **kwargs))

@@ -17,6 +17,7 @@ in scripts, threads and inside a running event loop (a notebook cell); async pro
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs no
     from sparkplane.usecases.create import SubmitOptions, Submitted
     from sparkplane.usecases.history import HistoryDeployed
     from sparkplane.usecases.kubeconfig import Minted
+    from sparkplane.usecases.session import Attached, SessionInfo
     from sparkplane.usecases.sources import PathLike, Source
     from sparkplane.usecases.tracker import Tracker
     from sparkplane.usecases.ui import UiAddress
@@ -523,6 +525,126 @@ class SparkPlane:
             dry_run=dry_run,
             grace=DEFAULT_GRACE if grace is None else grace,
             settings=self.settings,
+        )
+
+    # -- Spark Connect sessions ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def session(
+        self,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        keep: bool = False,
+        timeout: float = 300.0,
+        on_progress: Callable[[str], None] = lambda _: None,
+        **options: Any,
+    ) -> Iterator[Any]:
+        """A ready Spark Connect ``SparkSession`` on a new session's server::
+
+            with sp.session(executors=2, idle_timeout=600) as spark:
+                spark.range(10).count()
+
+        ``options``: :class:`~sparkplane.usecases.session.SessionOptions` (image, executors,
+        driver_memory, executor_memory, driver_cores, executor_cores, conf, idle_timeout,
+        max_lifetime, service_account). Leaving the block closes the client and the
+        port-forward and deletes the server (``keep=True``: the server stays, for
+        :meth:`session_attach` by ``name``; its idle timeout still applies)."""
+        from sparkplane.usecases import session as sessions
+
+        ns = namespace or self.namespace
+        made = self.session_create(name, namespace=ns, wait=False, **options)
+        try:
+            attached = sessions.attach(
+                self.kube,
+                made.name,
+                ns,
+                settings=self.settings,
+                timeout=timeout,
+                progress=on_progress,
+            )
+            try:
+                yield attached.spark()
+            finally:
+                attached.close()
+        finally:
+            if not keep:
+                sessions.delete(self.kube, made.name, ns, settings=self.settings, wait=False)
+
+    def session_create(
+        self,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        wait: bool = True,
+        timeout: float = 300.0,
+        on_progress: Callable[[str], None] = lambda _: None,
+        **options: Any,
+    ) -> SessionInfo:
+        """Start a session's Spark Connect server (``options`` as :meth:`session`); with
+        ``wait``, return once it serves gRPC. Its token is kept for this user on this machine
+        (``session_attach`` by name from any process)."""
+        from sparkplane.usecases import session as sessions
+
+        ns = namespace or self.namespace
+        made = sessions.create(
+            self.kube, sessions.SessionOptions(name=name, **options), ns, settings=self.settings
+        )
+        if wait:
+            self.session_attach(
+                made.name, namespace=ns, timeout=timeout, on_progress=on_progress
+            ).close()
+            return self.session_get(made.name, namespace=ns)
+        return made
+
+    def session_attach(
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        token: str | None = None,
+        timeout: float = 300.0,
+        on_progress: Callable[[str], None] = lambda _: None,
+    ) -> Attached:
+        """Reach a running session by name: a port-forward kept open until ``close()`` (or the
+        ``with`` block ends), ``.spark()`` its SparkSession, ``.url()`` its ``sc://`` URL."""
+        from sparkplane.usecases import session as sessions
+
+        return sessions.attach(
+            self.kube,
+            name,
+            namespace or self.namespace,
+            settings=self.settings,
+            token=token,
+            timeout=timeout,
+            progress=on_progress,
+        )
+
+    def session_get(self, name: str, *, namespace: str | None = None) -> SessionInfo:
+        """A session: owner, age, idle time, limits, executors, how to open its UI."""
+        from sparkplane.usecases import session as sessions
+
+        return sessions.info(
+            self.kube, sessions.driver(self.kube, name, namespace or self.namespace)
+        )
+
+    def session_list(
+        self, namespace: str | None = None, *, all_namespaces: bool = False
+    ) -> builtins.list[SessionInfo]:
+        """Every live session of the namespace (or of all)."""
+        from sparkplane.usecases import session as sessions
+
+        return sessions.list_sessions(
+            self.kube, None if all_namespaces else namespace or self.namespace
+        )
+
+    def session_delete(
+        self, name: str, *, namespace: str | None = None, wait: bool = False
+    ) -> None:
+        """End a session: its server, executors and token Secret (logs archived first)."""
+        from sparkplane.usecases import session as sessions
+
+        sessions.delete(
+            self.kube, name, namespace or self.namespace, settings=self.settings, wait=wait
         )
 
     def _app(self, app: AppLike, namespace: str | None) -> App:

@@ -71,6 +71,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "operator": ("sparkplane.cli.operator", "app", "The spark.apache.org operator."),
     "staging": ("sparkplane.cli.staging", "app", "The resource staging server."),
     "history": ("sparkplane.cli.history", "app", "The Spark History Server: finished apps."),
+    "session": ("sparkplane.cli.session", "app", "Spark Connect sessions: Spark from Python."),
     "fetch": ("sparkplane.cli.staging", "fetch_app", "Download staged files (init-container)."),
 }
 # Commands of other distributions: each is an entry point ``name = "module:Typer"`` in this group.

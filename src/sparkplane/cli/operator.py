@@ -137,6 +137,14 @@ def run(
     name: Annotated[
         str, typer.Option("--name", help="Operator name (value of the spark.operator/name label).")
     ] = DEFAULT_OPERATOR_NAME,
+    dynamic_config: Annotated[
+        bool,
+        typer.Option(
+            "--dynamic-config",
+            help="Apply the ConfigMap spark-kubernetes-operator-dynamic-configuration in the "
+            "lease namespace without a restart (docs/operator.md).",
+        ),
+    ] = False,
     install_crds_first: Annotated[
         bool, typer.Option("--install-crds", help="Apply the CRDs before starting.")
     ] = False,
@@ -234,6 +242,7 @@ def run(
         "max_executors": max_executors,
         "pod_template_dir": pod_template_dir,
         "pod_policy_allow": tuple(pod_policy_allow or ()),
+        "dynamic_config": dynamic_config,
     }
     settings = merge(flags, os.environ)  # the one place: defaults, environment, flags
     scope = ", ".join(watched) if watched else "all namespaces"

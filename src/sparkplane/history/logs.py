@@ -12,6 +12,7 @@ effort: a failure is logged and never stops the deletion. The operator also call
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,6 +206,9 @@ def _newest(
         except (KubeError, ValueError, TypeError, KeyError) as exc:  # unreadable: look elsewhere
             log.info("archive %r: %s", candidate, exc)
             continue
+        except OSError as exc:  # object storage refused or unreachable: say so, look elsewhere
+            log.warning("could not read the log archive %r: %s", candidate, exc)
+            continue
         if meta and (best is None or meta.archived > best[0].archived):
             best = (meta, candidate)
     return best
@@ -223,11 +227,26 @@ def read_archived(
     """The archived log lines of the driver (or executor N) and the app's record, from the
     newest archive of it (this machine's, the cluster's)."""
     found = _newest(namespace, app, settings, store, kube)
-    data = found[1].get(layout.log_key(namespace, app, executor)) if found else None
-    if found is None or data is None:
+    if found is None:
+        return None
+    lines = _stored_lines(found[1], layout.log_key(namespace, app, executor), tail)
+    return None if lines is None else (found[0], lines)
+
+
+def _stored_lines(store: ArchiveStore, key: str, tail: int | None) -> list[str] | None:
+    """A stored log's lines (the last ``tail``); a store that streams (object storage) is read
+    as it arrives, so only ``tail`` lines are held at once."""
+    stream = getattr(store, "iter_lines", None)
+    if stream is not None:
+        found: Iterator[str] | None = stream(key)
+        if found is None:
+            return None
+        return list(deque(found, maxlen=tail) if tail else found)
+    data = store.get(key)
+    if data is None:
         return None
     lines = data.decode(errors="replace").splitlines()
-    return found[0], lines[-tail:] if tail else lines
+    return lines[-tail:] if tail else lines
 
 
 def live_or_archived(
@@ -295,6 +314,9 @@ def prune(
         keys = store.keys("")
     except ForbiddenError as exc:  # the gc CronJob may create archives, not list them
         log.info("not pruning the log archive %r: %s", store, exc)
+        return []
+    except OSError as exc:  # object storage: no list right, or unreachable
+        log.warning("not pruning the log archive %r: %s", store, exc)
         return []
     for key in keys:
         parts = key.split("/")

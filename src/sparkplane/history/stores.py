@@ -4,7 +4,8 @@
 Implements :class:`~.archive.ArchiveStore`; writes are atomic (temporary file + rename) so a
 reader never sees half a log. :func:`open_store` picks the writer's store from the process's
 :class:`~sparkplane.settings.Settings` (``log_archive``: a directory; ``kube`` for the in-cluster
-store, :mod:`.kube_store`, ConfigMaps; ``off`` for none; empty for ``<cache>/log-archive``).
+store, :mod:`.kube_store`, ConfigMaps; ``s3://bucket/prefix`` for object storage,
+:mod:`.s3_store`; ``off`` for none; empty for ``<cache>/log-archive``).
 :func:`reading_stores` lists where ``logs`` looks. Called by :mod:`sparkplane.history.logs`.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from sparkplane.history.archive import META, ArchiveStore
 from sparkplane.history.kube_store import KubeStore
+from sparkplane.history.s3_store import S3Store, is_s3, parse_location
 from sparkplane.kube import Kube
 from sparkplane.settings import Settings
 
@@ -113,21 +115,28 @@ def open_store(
     namespaces: Sequence[str] | None = None,
 ) -> ArchiveStore | None:
     """Where to archive, as ``settings.log_archive`` says; ``kube`` is the in-cluster store
-    (ConfigMaps, listed in ``namespaces``; needs ``kube``). None when archiving is turned off."""
+    (ConfigMaps, listed in ``namespaces``; needs ``kube``), ``s3://`` object storage (listed
+    under ``namespaces``' prefixes). None when archiving is turned off. A malformed ``s3://``
+    value: ConfigError."""
     where = settings.log_archive
     if where.lower() in OFF and where:
         return None
+    if is_s3(where):
+        return S3Store(parse_location(where), namespaces)
     if where.lower() == KUBE:
         return KubeStore(kube, namespaces) if kube is not None else None
     return _fs_store(settings)
 
 
 def reading_stores(settings: Settings, kube: Kube | None, namespace: str) -> list[ArchiveStore]:
-    """Where ``logs`` looks: this machine's directory (unless the setting says ``off`` or
-    ``kube``) and, given ``kube``, the in-cluster archive of ``namespace``."""
+    """Where ``logs`` looks: the configured S3 location (``namespace``'s prefix) or this
+    machine's directory (unless the setting says ``off`` or ``kube``) and, given ``kube``, the
+    in-cluster archive of ``namespace``."""
     out: list[ArchiveStore] = []
     where = settings.log_archive
-    if where.lower() not in (*OFF, KUBE) or not where:
+    if is_s3(where):
+        out.append(S3Store(parse_location(where), [namespace]))
+    elif where.lower() not in (*OFF, KUBE) or not where:
         out.append(_fs_store(settings))
     if kube is not None:
         out.append(KubeStore(kube, [namespace]))

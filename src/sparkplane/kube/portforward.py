@@ -47,8 +47,23 @@ def _websocket_ca(cfg: Any) -> Iterator[None]:
             cfg.ssl_ca_cert = None
 
 
+_PROXY_THREAD = "Kubernetes port forward proxy"
+_previous_hook = threading.excepthook
+
+
+def _quiet_proxy_errors(args: Any) -> None:
+    """The client's proxy thread dies with a traceback when either end resets its stream (a
+    closed port, a client gone): that is the end of one forwarded connection, not an error."""
+    thread = args.thread
+    if isinstance(args.exc_value, OSError) and thread and thread.name.startswith(_PROXY_THREAD):
+        return
+    _previous_hook(args)
+
+
 def open_stream(kube: Kube, pod: str, namespace: str, port: int) -> Any:
     """A socket-like object connected to ``port`` of ``pod``."""
+    if threading.excepthook is not _quiet_proxy_errors:
+        threading.excepthook = _quiet_proxy_errors
     api = CoreV1Api(kube.api.api_client())
     with _websocket_ca(kube.api.configuration):
         pf = portforward(
@@ -87,6 +102,30 @@ def forward(
                 client, _ = server.accept()
             except TimeoutError:
                 continue
-            remote = open_stream(kube, pod, namespace, port)
+            try:
+                remote = open_stream(kube, pod, namespace, port)
+            except Exception:  # pod gone or port not yet open: this connection fails, not all
+                client.close()
+                continue
             threading.Thread(target=_pump, args=(client, remote), daemon=True).start()
             threading.Thread(target=_pump, args=(remote, client), daemon=True).start()
+
+
+def http_get(kube: Kube, pod: str, namespace: str, port: int, path: str) -> bytes:
+    """The body of ``GET path`` (HTTP/1.0) on ``port`` of ``pod``, through a port-forward
+    stream: what the Spark UI's REST API answers without a local listener or a Service.
+    Raises :class:`OSError` when no answer or a status other than 200 comes back."""
+    sock = open_stream(kube, pod, namespace, port)
+    try:
+        sock.settimeout(30)
+        sock.sendall(f"GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n".encode())
+        chunks = []
+        while data := sock.recv(65536):
+            chunks.append(data)
+    finally:
+        sock.close()
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].split()
+    if len(status) < 2 or status[1] != b"200":
+        raise OSError(f"GET {path} on {namespace}/{pod}:{port}: {head[:80]!r}")
+    return body

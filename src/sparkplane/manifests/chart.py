@@ -37,6 +37,7 @@ class ChartValues:
     image: str = deploy.DEFAULT_IMAGE
     job_namespaces: tuple[str, ...] = ()  # spark.jobNamespaces; () = every namespace
     resource_selector: str = ""  # spark.resourceSelector; "" = every custom resource
+    dynamic_config: bool = False  # dynamicConfig.enabled
     replicas: int = 2  # controller.replicas
     workers: int = 8  # controller.workers
     metrics_port: int | None = 9090  # prometheus.metrics.{enable,port}
@@ -47,7 +48,8 @@ class ChartValues:
     gc_namespaces: tuple[str, ...] = ()  # gc.namespaces; () = spark.jobNamespaces
     gc_schedule: str = "*/10 * * * *"
     gc_older_than: str = "24h"
-    log_archive: str = deploy.LOG_ARCHIVE  # logArchive.store: kube | off
+    log_archive: str = deploy.LOG_ARCHIVE  # logArchive.store: kube | s3://bucket/prefix | off
+    archive_secret: str = ""  # logArchive.s3Secret: the AWS variables of an s3:// store
     limits: Limits = field(default_factory=Limits)  # limits.*
 
 
@@ -74,6 +76,7 @@ def operator_objects(v: ChartValues) -> list[Obj]:
         metrics_port=v.metrics_port,
         limits=v.limits,
         selector=v.resource_selector,
+        dynamic_config=v.dynamic_config,
     )
     out = [o for o in objects if o["kind"] != "Deployment"]
     out.append(
@@ -85,6 +88,7 @@ def operator_objects(v: ChartValues) -> list[Obj]:
             metrics_port=v.metrics_port,
             resources=v.resources,
             log_archive=v.log_archive,
+            archive_secret=v.archive_secret,
         )
     )
     return out
@@ -118,6 +122,7 @@ def expected(v: ChartValues) -> list[Obj]:
                 schedule=v.gc_schedule,
                 image=v.image,
                 log_archive=v.log_archive,
+                archive_secret=v.archive_secret,
             )
     return out
 
@@ -134,6 +139,8 @@ _SENTINELS = {
     "sentinel-older": "{{ $.Values.gc.olderThan | quote }}",
     "sentinel-archive": "{{ $.Values.logArchive.store | quote }}",
 }
+# the gc container's envFrom, present only when logArchive.s3Secret is set
+_SECRET_SENTINEL = "sentinel-s3secret"
 
 
 class _NoAliases(yaml.SafeDumper):
@@ -180,15 +187,31 @@ def gc_template() -> str:
         schedule="sentinel-schedule",
         image="sentinel-image",
         log_archive="sentinel-archive",
+        archive_secret=_SECRET_SENTINEL,
     )
     loop = '{{- range (include "sparkplane.gcNamespaces" . | fromJsonArray) }}\n'
     return (
         _HEADER
         + "{{- if .Values.gc.enable }}\n"
         + loop
-        + _docs(bundle)
+        + _optional_secret(_docs(bundle))
         + "{{- end }}\n{{- end }}\n"
     )
+
+
+def _optional_secret(text: str) -> str:
+    """The dumped ``envFrom`` naming the secret sentinel, wrapped in an ``if`` on the value."""
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.strip() == "envFrom:")
+    assert lines[at + 2].strip() == f"name: {_SECRET_SENTINEL}", lines[at : at + 3]
+    value = "$.Values.logArchive.s3Secret"
+    block = [
+        "{{- if " + value + " }}",
+        *lines[at : at + 2],
+        lines[at + 2].replace(_SECRET_SENTINEL, "{{ " + value + " }}"),
+        "{{- end }}",
+    ]
+    return "\n".join(lines[:at] + block + lines[at + 3 :])
 
 
 def _rules(identity: str) -> list[Obj]:

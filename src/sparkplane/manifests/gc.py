@@ -21,6 +21,7 @@ def gc_bundle(
     image: str = SPARKPLANE_IMAGE,
     service_account: str = "sparkplane-gc",
     log_archive: str = "kube",
+    archive_secret: str = "",
 ) -> list[Obj]:
     """Everything to deploy the clean-up in one namespace: its least-privilege RBAC
     (``sparkplane rbac gc``) and the CronJob running ``sparkplane gc`` under it."""
@@ -34,6 +35,7 @@ def gc_bundle(
         image=image,
         service_account=service_account,
         log_archive=log_archive,
+        archive_secret=archive_secret,
     )
     return [*rbac, job]
 
@@ -65,10 +67,32 @@ def gc_cronjob(
     service_account: str = "sparkplane-gc",
     all_namespaces: bool = False,
     log_archive: str = "kube",
+    archive_secret: str = "",
 ) -> Obj:
     """A CronJob running ``sparkplane gc`` in-cluster (RBAC: ``sparkplane rbac gc``); it
-    archives the drivers it deletes to ``log_archive`` (``kube``: ConfigMaps; ``off``)."""
+    archives the drivers it deletes to ``log_archive`` (``kube``: ConfigMaps;
+    ``s3://bucket/prefix``, with the AWS variables from the Secret ``archive_secret``;
+    ``off``)."""
     scope = ["-A"] if all_namespaces else ["-n", namespace]
+    container: Obj = {
+        "name": "gc",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "args": [  # the image's entrypoint: `tini -- sparkplane`
+            "gc",
+            *scope,
+            "--older-than",
+            older_than,
+            "--in-cluster",
+        ],
+        "env": [{"name": "SPARKPLANE_LOG_ARCHIVE", "value": log_archive}],
+        "resources": {
+            "requests": {"cpu": "50m", "memory": "96Mi"},
+            "limits": {"memory": "256Mi"},
+        },
+    }
+    if archive_secret:
+        container["envFrom"] = [{"secretRef": {"name": archive_secret}}]
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
@@ -91,27 +115,7 @@ def gc_cronjob(
                         "spec": {
                             "serviceAccountName": service_account,
                             "restartPolicy": "Never",
-                            "containers": [
-                                {
-                                    "name": "gc",
-                                    "image": image,
-                                    "imagePullPolicy": "IfNotPresent",
-                                    "args": [  # the image's entrypoint: `tini -- sparkplane`
-                                        "gc",
-                                        *scope,
-                                        "--older-than",
-                                        older_than,
-                                        "--in-cluster",
-                                    ],
-                                    "env": [
-                                        {"name": "SPARKPLANE_LOG_ARCHIVE", "value": log_archive}
-                                    ],
-                                    "resources": {
-                                        "requests": {"cpu": "50m", "memory": "96Mi"},
-                                        "limits": {"memory": "256Mi"},
-                                    },
-                                }
-                            ],
+                            "containers": [container],
                         },
                     },
                 }

@@ -221,6 +221,8 @@ DRIVER = Policy(
 )
 
 OPERATOR_LEASE = "sparkplane-operator-lock"  # the Lease its replicas elect a leader with
+#: the operator's dynamic configuration, in its own namespace (Apache's chart's name)
+OPERATOR_DYNAMIC_CONFIG = "spark-kubernetes-operator-dynamic-configuration"
 
 OPERATOR = Policy(
     Identity.OPERATOR,
@@ -371,6 +373,13 @@ OPERATOR = Policy(
             "leader election: read and renew its own Lease, and no other",
             names=(OPERATOR_LEASE,),
         ),
+        rule(
+            CORE,
+            "configmaps",
+            ("get", "list", "watch"),
+            "dynamic configuration: watch its own ConfigMap (by name), and no other",
+            names=(OPERATOR_DYNAMIC_CONFIG,),
+        ),
     ),
     cluster_wide_allowed=True,
 )
@@ -419,6 +428,13 @@ GC = Policy(
             "propagation: the garbage collector removes executors, ConfigMaps and Services)",
         ),
         rule(CORE, "pods/log", ("get",), "archive a driver's log before deleting it"),
+        rule(
+            CORE,
+            "pods/portforward",
+            ("get", "create"),
+            "Spark Connect sessions: read the idle time from the driver's own REST API (its "
+            "UI port) to end sessions past their idle timeout",
+        ),
         rule(
             CORE,
             "configmaps",

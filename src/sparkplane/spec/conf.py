@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sparkplane.spec.models import PYTHON_RUNNER, R_RUNNER, RoleSpec, SparkApp
+from sparkplane.version import SPARK_VERSIONS, spark_image
 
 K8S = "spark.kubernetes"
 ResourceType = Literal["java", "python", "r"]
@@ -86,7 +87,7 @@ def typed_conf_entries(app: SparkApp) -> list[ConfEntry]:
             out.append(ConfEntry(key, value, path))
 
     add(f"{K8S}.namespace", app.metadata.namespace, "metadata.namespace")
-    add(f"{K8S}.container.image", spec.image, "spec.image")
+    add(f"{K8S}.container.image", spec.image or default_image(app), "spec.image")
     add(f"{K8S}.container.image.pullPolicy", spec.image_pull_policy, "spec.imagePullPolicy")
     if spec.image_pull_secrets:
         add(
@@ -157,6 +158,17 @@ def with_spark_version(conf: Mapping[str, str], version: str | None) -> dict[str
 def versioned_image(image: str, version: str | None) -> str:
     """``image`` with ``{{SPARK_VERSION}}`` replaced by ``version`` (unchanged without one)."""
     return image.replace(SPARK_VERSION, version) if version else image
+
+
+def default_image(app: SparkApp) -> str | None:
+    """Without any image (``spec.image``, a ``container.image`` key), the Spark image of
+    ``runtimeVersions.sparkVersion`` (``--spark-version``) when it is one of
+    :data:`sparkplane.version.SPARK_VERSIONS`; the validator refuses any other version
+    without an image, naming the field and the supported versions."""
+    version = runtime_spark_version(app)
+    if any(is_image_key(k) for k in app.spec.spark_conf) or version not in SPARK_VERSIONS:
+        return None
+    return spark_image(str(version))
 
 
 def runtime_spark_version(app: SparkApp) -> str | None:

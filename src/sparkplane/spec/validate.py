@@ -42,6 +42,7 @@ from sparkplane.spec.quantities import (
 )
 from sparkplane.spec.tolerations import DeploymentMode
 from sparkplane.spec.validate_k8s import check_k8s_names
+from sparkplane.version import SPARK_VERSIONS
 from sparkplane.vocab import MAX_SUBDOMAIN, is_dns1123_label, is_dns1123_subdomain
 
 _MEMORY_KEYS = (  # at least 1 MiB
@@ -230,6 +231,15 @@ def _check_image(conf: Mapping[str, str], version: str | None, out: _Collector) 
                 out.add(out.path_of(key), why, limits.IMAGE_HINT)
     base = conf.get(f"{K8S}.container.image")
     for role in ("driver", "executor"):
+        if not (conf.get(f"{K8S}.{role}.container.image") or base) and version:
+            out.add(
+                "spec.runtimeVersions.sparkVersion",
+                f"Spark {version!r} has no image here (the supported versions: "
+                f"{', '.join(SPARK_VERSIONS)})",
+                f"set sparkVersion (--spark-version) to one of {', '.join(SPARK_VERSIONS)}, "
+                "or give an image (spec.image, spark.kubernetes.container.image)",
+            )
+            return
         if not (conf.get(f"{K8S}.{role}.container.image") or base):
             out.add(
                 "spec.image",

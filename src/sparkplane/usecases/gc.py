@@ -7,6 +7,9 @@ Also deletes half-made apps: unfinished driver pods past a grace period (``--gra
 minutes) whose announced ConfigMaps, Services, Ingresses or PVCs never came (a submitter killed
 half-way). Never a finished app, nor one whose submitter recorded that every dependent was
 created: Spark deletes its own Services when it stops (the rule: ``lifecycle.halfmade``).
+Also ends Spark Connect sessions past their idle timeout or maximum lifetime
+(:func:`sparkplane.usecases.session.session_expiry`): the CronJob is what ends them when no
+client runs.
 Across all namespaces, system namespaces (:data:`PROTECTED_NAMESPACES`, ``kube-*``) are never
 touched unless named explicitly with ``-n``.
 """
@@ -32,6 +35,7 @@ from sparkplane.model.halfmade import (
 )
 from sparkplane.model.ttl import TtlDecision, plan_cleanup
 from sparkplane.settings import Settings
+from sparkplane.usecases.session import session_expiry
 from sparkplane.vocab import DRIVER_SELECTOR
 
 Obj = dict[str, Any]
@@ -68,7 +72,10 @@ def collect_garbage(
     ]
     decisions = plan_cleanup(pods, when, default_ttl)
     for i, (pod, decision) in enumerate(zip(pods, decisions, strict=True)):
-        if not decision.delete:
+        ended = session_expiry(kube, pod, when) if not decision.delete else None
+        if ended is not None:
+            decisions[i] = TtlDecision(decision.namespace, decision.name, True, ended)
+        elif not decision.delete:
             found = _half_made(kube, pod, when, grace)
             if found is not None:
                 decisions[i] = TtlDecision(decision.namespace, decision.name, True, found)

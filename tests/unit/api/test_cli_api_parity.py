@@ -40,6 +40,12 @@ API: dict[str, str | tuple[str, str]] = {
     "history open": "history_address",
     "history conf": "history_conf",
     "history down": "history_down",
+    "session": ("no method", "the Spark Connect session commands (below)"),
+    "session create": "session_create",
+    "session list": "session_list",
+    "session get": "session_get",
+    "session attach": "session_attach",
+    "session delete": "session_delete",
     "fetch": ("no method", "the init-container's download step inside a driver pod"),
 }
 

@@ -61,23 +61,23 @@ def test_indexes_in_use_from_addresses_and_routes() -> None:
     assert alloc.indexes_in_networks(networks) == {5, 9, 20, 30, 31}
 
 
-def test_port_ranges_overlap_within_seven() -> None:
+def test_port_ranges_overlap_within_fifteen() -> None:
     other = Claim(Path("/tmp/other"), 18420)
     assert alloc.port_overlap(18420, [other]) == other
-    assert alloc.port_overlap(18414, [other]) == other  # 18414..18420
-    assert alloc.port_overlap(18426, [other]) == other
-    assert alloc.port_overlap(18413, [other]) is None
-    assert alloc.port_overlap(18427, [other]) is None
+    assert alloc.port_overlap(18406, [other]) == other  # 18406..18420
+    assert alloc.port_overlap(18434, [other]) == other
+    assert alloc.port_overlap(18405, [other]) is None
+    assert alloc.port_overlap(18435, [other]) is None
     message = alloc.port_overlap_message(Path("/tmp/me"), 18423, other)
-    assert "18423-18429" in message and "18420-18426" in message
+    assert "18423-18437" in message and "18420-18434" in message
     assert "/tmp/other" in message and "SPARKPLANE_DEV_PORT_BASE" in message
     assert "dev-cluster down --state-dir /tmp/other" in message
 
 
 def test_port_base_bounds() -> None:
     assert alloc.check_port_base(16443, "x") == 16443
-    for bad in (0, 80, 65530, 70000):
-        with pytest.raises(ValueError, match="between 1024 and 65529"):
+    for bad in (0, 80, 65522, 70000):
+        with pytest.raises(ValueError, match="between 1024 and 65521"):
             alloc.check_port_base(bad, "x")
 
 
@@ -126,7 +126,7 @@ def test_up_refuses_overlapping_ports_naming_the_other_cluster_before_building(
     )
     with pytest.raises(DevClusterError) as err:
         DevCluster(settings).up()
-    assert str(other.resolve()) in str(err.value) and "20925-20931" in str(err.value)
+    assert str(other.resolve()) in str(err.value) and "20925-20939" in str(err.value)
     assert not mine.exists() and not (tmp_path / "no-cache").exists()  # nothing built or made
 
 
@@ -166,7 +166,7 @@ def test_the_port_base_comes_from_one_variable(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize(
     ("args", "env", "words"),
     [
-        (["--port-base", "80"], {}, "between 1024 and 65529"),
+        (["--port-base", "80"], {}, "between 1024 and 65521"),
         ([], {"SPARKPLANE_DEV_PORT_BASE": "x"}, "SPARKPLANE_DEV_PORT_BASE='x'"),
     ],
 )

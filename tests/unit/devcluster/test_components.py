@@ -10,7 +10,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from sparkplane_devcluster import components
+from sparkplane_devcluster import alloc, components
 from sparkplane_devcluster.build import Binaries, cached_binaries
 from sparkplane_devcluster.cluster import node_ready
 from sparkplane_devcluster.pki import ensure_pki
@@ -22,7 +22,9 @@ def test_ports_derive_from_one_base_and_are_distinct():
     ports = components.Ports(20000)
     named = ports.named()
     assert named["kube-apiserver"] == 20000
-    assert len(set(named.values())) == 7
+    assert len(set(named.values())) == alloc.PORT_COUNT == 15
+    assert set(named.values()) == set(alloc.port_range(20000))
+    assert ports.s3 == 20013 and named["seaweedfs (S3)"] == 20013
 
 
 def test_apiserver_runs_rbac_with_default_admission_and_loopback(tmp_path: Path):

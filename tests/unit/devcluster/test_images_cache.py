@@ -99,7 +99,7 @@ def test_builder_rebuilds_only_changed_layers_and_shares_the_base(
         calls.append(name)
         return [data_file(f"opt/{name}", json.dumps(recipes[name]).encode())]
 
-    def plans(cache_dir: Path, base: BaseLayer) -> list[ImagePlan]:
+    def plans(cache_dir: Path, base: BaseLayer, progress: object = None) -> list[ImagePlan]:
         return [
             ImagePlan(name, f"example.test/{name}:1", [LayerPlan(name, dict(recipes[name]),
                       lambda n=name: entries(n))], {"entrypoint": [f"/opt/{name}"]})  # type: ignore[misc]
@@ -155,15 +155,19 @@ def test_cached_images_is_empty_before_any_build(tmp_path: Path):
 
 def test_entrypoint_change_rekeys_only_the_spark_app_layer(monkeypatch: pytest.MonkeyPatch):
     passwd, group = "root:x:0:0::/root:/bin/sh\n", "root:x:0:\n"
-    dist = cache.content_key(spark.dist_recipe())
-    app = cache.content_key(spark.app_recipe(passwd, group))
-    assert cache.content_key(spark.app_recipe(passwd, group)) == app
+    installed = spark.installed()
+    dist = cache.content_key(spark.dist_recipe(installed))
+    app = cache.content_key(spark.app_recipe(installed, passwd, group))
+    assert cache.content_key(spark.app_recipe(installed, passwd, group)) == app
     original = spark.data
 
     def edited(name: str) -> bytes:
         return original(name) + (b"# edited\n" if name == "spark-entrypoint.sh" else b"")
 
     monkeypatch.setattr(spark, "data", edited)
-    assert cache.content_key(spark.dist_recipe()) == dist
-    assert cache.content_key(spark.app_recipe(passwd, group)) != app
-    assert cache.content_key(spark.app_recipe(passwd + "x:x:1:1::/:/bin/sh\n", group)) != app
+    assert cache.content_key(spark.dist_recipe(installed)) == dist
+    assert cache.content_key(spark.app_recipe(installed, passwd, group)) != app
+    assert (
+        cache.content_key(spark.app_recipe(installed, passwd + "x:x:1:1::/:/bin/sh\n", group))
+        != app
+    )

@@ -27,7 +27,9 @@ def _content(entry: Entry) -> bytes:
 
 
 def test_spark_app_layer_adds_the_spark_user_entrypoint_workdir_and_sparkpi(tmp_path: Path):
-    entries = {e.path: e for e in spark.app_layer(PASSWD, GROUP, tmp_path / "javac.log")}
+    entries = {
+        e.path: e for e in spark.app_layer(spark.installed(), PASSWD, GROUP, tmp_path / "javac.log")
+    }
     assert _content(entries["etc/passwd"]).decode().splitlines()[-1].startswith("spark:x:185:185:")
     assert _content(entries["etc/group"]).decode().endswith("spark:x:185:\n")
     entrypoint = entries["opt/entrypoint.sh"]
@@ -53,13 +55,14 @@ def test_examples_jar_is_reproducible(tmp_path: Path):
 def test_spark_dist_is_the_wheel_at_opt_spark_owned_by_185_with_the_python_examples(
     tmp_path: Path,
 ):
-    entries = {e.path: e for e in spark.dist_layer()}
+    entries = {e.path: e for e in spark.dist_layer(spark.installed())}
     assert entries["opt/spark/bin/spark-submit"].mode == 0o755
     assert entries["opt/spark/examples/src/main/python/pi.py"].kind == "file"
     assert any(p.startswith("opt/spark/jars/spark-kubernetes_") for p in entries)
     assert all(e.uid == 185 for p, e in entries.items() if p.startswith("opt/spark"))
     assert not any("__pycache__" in p or p.endswith(".cmd") for p in entries)
-    assert spark.py4j_zip().startswith("py4j-") and spark.py4j_zip().endswith("-src.zip")
+    zip_name = spark.py4j_zip(spark.installed())
+    assert zip_name.startswith("py4j-") and zip_name.endswith("-src.zip")
 
 
 def test_sparkplane_runtime_dependencies_leave_out_the_dev_extras():
@@ -103,7 +106,7 @@ def test_base_layer_recipe_names_the_packages_and_the_man_page_fix():
 def test_wrong_pyspark_version_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(versions, "SPARK", "9.9.9")
     with pytest.raises(DevClusterError, match=r"pip install pyspark==9\.9\.9"):
-        spark.pyspark_dir()
+        spark.installed()
 
 
 def test_failed_mmdebstrap_names_the_log_and_leaves_no_layer(

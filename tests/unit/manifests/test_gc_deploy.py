@@ -27,8 +27,14 @@ def test_bundle_runs_gc_under_its_own_service_account_deleting_only_pods():
         for v in rule["verbs"]
         if v != "get"  # the half-made check reads dependents by name
     }
-    # + creating log archives (ConfigMaps); never list, update or delete them
-    assert writes == {("pods", "list"), ("pods", "delete"), ("configmaps", "create")}
+    # + creating log archives (ConfigMaps); never list, update or delete them; + forwarding to
+    # a session's driver to read its idle time from Spark's REST API
+    assert writes == {
+        ("pods", "list"),
+        ("pods", "delete"),
+        ("configmaps", "create"),
+        ("pods/portforward", "create"),
+    }
     pod = objs[-1]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == objs[0]["metadata"]["name"]
     # args to the image's entrypoint `tini -- sparkplane`

@@ -91,6 +91,7 @@ def test_gc_and_staging_are_minimal():
     assert _grants(Identity.GC) == {
         ("", "pods"): {"get", "list", "delete"},
         ("", "pods/log"): {"get"},  # its log goes to the archive before the pod goes
+        ("", "pods/portforward"): {"get", "create"},  # a session's idle time (Spark's REST API)
         # half-made check by name; creates in-cluster log archives, cannot list/change/delete
         ("", "configmaps"): {"get", "create"},
         ("", "services"): {"get"},

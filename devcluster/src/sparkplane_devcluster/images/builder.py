@@ -20,9 +20,9 @@ from typing import Any
 
 import sparkplane
 from sparkplane.errors import DevClusterError
-from sparkplane.version import SPARK_IMAGE, SPARKPLANE_IMAGE
+from sparkplane.version import SPARK_VERSIONS, SPARKPLANE_IMAGE, spark_image
 from sparkplane_devcluster import versions
-from sparkplane_devcluster.images import cache, debian, oci, pause, project, spark
+from sparkplane_devcluster.images import cache, debian, oci, pause, project, spark, sparkdist
 from sparkplane_devcluster.images.layers import Entry, LayerBlob, write_layer
 
 Progress = Callable[[str], None]
@@ -62,8 +62,8 @@ def _quiet(_: str) -> None:
     pass
 
 
-def plans(cache_dir: Path, base: debian.BaseLayer) -> list[ImagePlan]:
-    """The three images, in build order."""
+def spark_plan(cache_dir: Path, base: debian.BaseLayer, dist: spark.SparkDist) -> ImagePlan:
+    """The Spark image of one distribution, tagged with its version."""
     logs = cache_dir / "logs"
     arch = oci.goarch()
     spark_env = {
@@ -72,19 +72,25 @@ def plans(cache_dir: Path, base: debian.BaseLayer) -> list[ImagePlan]:
         "SPARK_HOME": spark.SPARK_HOME,
         "PYSPARK_PYTHON": "python3",
         "PYTHONPATH": f"{spark.SPARK_HOME}/python/lib/pyspark.zip:"
-        f"{spark.SPARK_HOME}/python/lib/{spark.py4j_zip()}",
+        f"{spark.SPARK_HOME}/python/lib/{spark.py4j_zip(dist)}",
         "LANG": "C.UTF-8",
     }
     passwd, group = base.passwd, base.group
-    spark_plan = ImagePlan(
-        "spark",
-        SPARK_IMAGE,
+    suffix = "" if dist.version == versions.SPARK else f"-{dist.version}"
+    return ImagePlan(
+        f"spark{suffix}",
+        spark_image(dist.version),
         [
-            LayerPlan("spark-dist", spark.dist_recipe(), spark.dist_layer, gzip_level=None),
             LayerPlan(
-                "spark-app",
-                spark.app_recipe(passwd, group),
-                lambda: spark.app_layer(passwd, group, logs / "image-sparkpi.log"),
+                f"spark-dist{suffix}",
+                spark.dist_recipe(dist),
+                lambda: spark.dist_layer(dist),
+                gzip_level=None,
+            ),
+            LayerPlan(
+                f"spark-app{suffix}",
+                spark.app_recipe(dist, passwd, group),
+                lambda: spark.app_layer(dist, passwd, group, logs / f"image-sparkpi{suffix}.log"),
             ),
         ],
         {
@@ -92,9 +98,20 @@ def plans(cache_dir: Path, base: debian.BaseLayer) -> list[ImagePlan]:
             "env": spark_env,
             "user": f"{spark.SPARK_UID}:{spark.SPARK_UID}",
             "workdir": f"{spark.SPARK_HOME}/work-dir",
-            "labels": {"org.opencontainers.image.version": versions.SPARK},
+            "labels": {"org.opencontainers.image.version": dist.version},
         },
     )
+
+
+def plans(cache_dir: Path, base: debian.BaseLayer, progress: Progress = _quiet) -> list[ImagePlan]:
+    """The images, in build order: a Spark image per supported version (the distributions
+    of versions besides the venv's installed into the cache first), sparkplane's, pause."""
+    logs = cache_dir / "logs"
+    passwd, group = base.passwd, base.group
+    spark_plans = [
+        spark_plan(cache_dir, base, sparkdist.ensure(cache_dir, version, progress))
+        for version in SPARK_VERSIONS
+    ]
     sparkplane_plan = ImagePlan(
         "sparkplane",
         SPARKPLANE_IMAGE,
@@ -128,7 +145,7 @@ def plans(cache_dir: Path, base: debian.BaseLayer) -> list[ImagePlan]:
         {"entrypoint": ["/pause"], "user": pause.USER},
         on_base=False,
     )
-    return [spark_plan, sparkplane_plan, pause_plan]
+    return [*spark_plans, sparkplane_plan, pause_plan]
 
 
 def ensure_images(cache_dir: Path, progress: Progress = _quiet) -> list[ImageArchive]:
@@ -136,7 +153,7 @@ def ensure_images(cache_dir: Path, progress: Progress = _quiet) -> list[ImageArc
     (cache_dir / "logs").mkdir(parents=True, exist_ok=True)
     base = debian.ensure_base(cache_dir, progress)
     built = []
-    for plan in plans(cache_dir, base):
+    for plan in plans(cache_dir, base, progress):
         blobs = [base.blob] if plan.on_base else []
         blobs += [_ensure_layer(cache_dir, layer, progress) for layer in plan.layers]
         built.append(_ensure_archive(cache_dir, plan, blobs, progress))

@@ -1,8 +1,10 @@
 """The Spark image's own layers: the Spark distribution and sparkplane's additions to it.
 
-The pyspark wheel's package directory is a full Spark distribution (``jars/``, ``bin/``,
+The pyspark package directory is a full Spark distribution (``jars/``, ``bin/``,
 ``python/lib/pyspark.zip``, the Python examples); :func:`dist_layer` places it at ``/opt/spark``
-owned by uid 185, keyed by the installed wheel's version and ``RECORD`` (the hashes of its files).
+owned by uid 185, keyed by its version and ``RECORD`` (the hashes of its files): the venv's
+pyspark (:func:`installed`, the pinned version) or another supported version installed into the
+cache (:func:`at`, see :mod:`.sparkdist`).
 :func:`app_layer` adds what the wheel lacks: the ``spark`` user (185) in ``/etc/passwd``, the
 entrypoint (``data/spark-entrypoint.sh``, the contract of Spark's image: ``driver``,
 ``executor``, pass-through), ``/opt/decom.sh``, a writable ``/opt/spark/work-dir`` and a JVM
@@ -16,6 +18,7 @@ import importlib.metadata
 import subprocess
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -42,8 +45,18 @@ def data(name: str) -> bytes:
     return resources.files("sparkplane_devcluster.images").joinpath("data", name).read_bytes()
 
 
-def pyspark_dir() -> Path:
-    """The installed pyspark package directory, which must be the pinned Spark version."""
+@dataclass(frozen=True)
+class SparkDist:
+    """One Spark distribution: its version, the pyspark package directory (the distribution
+    itself) and the ``RECORD`` of its files (their hashes: the layer's key)."""
+
+    version: str
+    root: Path
+    record: str
+
+
+def installed() -> SparkDist:
+    """The venv's pyspark, which must be the pinned Spark version (:data:`versions.SPARK`)."""
     try:
         dist = importlib.metadata.distribution("pyspark")
     except importlib.metadata.PackageNotFoundError:
@@ -54,12 +67,22 @@ def pyspark_dir() -> Path:
             f"the Spark image is made from the pyspark=={versions.SPARK} package, but {found}: "
             f"install it (`pip install pyspark=={versions.SPARK}`, a dev dependency of sparkplane)"
         )
-    return Path(str(dist.locate_file("pyspark")))
+    return SparkDist(
+        versions.SPARK, Path(str(dist.locate_file("pyspark"))), dist.read_text("RECORD") or ""
+    )
 
 
-def dist_recipe() -> dict[str, object]:
-    record = importlib.metadata.distribution("pyspark").read_text("RECORD") or ""
-    return {"spark": versions.SPARK, "record": cache.hash_bytes(record.encode()), "uid": SPARK_UID}
+def at(target: Path, version: str) -> SparkDist:
+    """The pyspark ``version`` installed with ``pip install --target target``."""
+    dist = importlib.metadata.PathDistribution(target / f"pyspark-{version}.dist-info")
+    if dist.version != version:
+        raise DevClusterError(f"{target} holds pyspark {dist.version}, not {version}")
+    return SparkDist(version, target / "pyspark", dist.read_text("RECORD") or "")
+
+
+def dist_recipe(dist: SparkDist) -> dict[str, object]:
+    record = cache.hash_bytes(dist.record.encode())
+    return {"spark": dist.version, "record": record, "uid": SPARK_UID}
 
 
 def _skip_in_dist(rel: str) -> bool:
@@ -67,26 +90,26 @@ def _skip_in_dist(rel: str) -> bool:
     return name == "__pycache__" or name.endswith((".cmd", ".pyc"))
 
 
-def dist_layer() -> list[Entry]:
+def dist_layer(dist: SparkDist) -> list[Entry]:
     """``/opt/spark``: the wheel's distribution, without Windows scripts and byte code."""
     return [
         *parents("opt/spark"),
-        *tree(pyspark_dir(), "opt/spark", SPARK_UID, SPARK_UID, _skip_in_dist),
+        *tree(dist.root, "opt/spark", SPARK_UID, SPARK_UID, _skip_in_dist),
     ]
 
 
-def py4j_zip() -> str:
+def py4j_zip(dist: SparkDist) -> str:
     """The py4j source archive's name in ``python/lib`` (its version follows pyspark's)."""
-    found = sorted((pyspark_dir() / "python" / "lib").glob("py4j-*-src.zip"))
+    found = sorted((dist.root / "python" / "lib").glob("py4j-*-src.zip"))
     if not found:
-        raise DevClusterError(f"no python/lib/py4j-*-src.zip in {pyspark_dir()}")
+        raise DevClusterError(f"no python/lib/py4j-*-src.zip in {dist.root}")
     return found[-1].name
 
 
-def app_recipe(base_passwd: str, base_group: str) -> dict[str, object]:
+def app_recipe(dist: SparkDist, base_passwd: str, base_group: str) -> dict[str, object]:
     sources = {name: cache.hash_bytes(data(name)) for name in _DATA_FILES}
     return {
-        "dist": dist_recipe(),
+        "dist": dist_recipe(dist),
         "sources": sources,
         "passwd": cache.hash_bytes((base_passwd + base_group).encode()),
     }
@@ -95,7 +118,7 @@ def app_recipe(base_passwd: str, base_group: str) -> dict[str, object]:
 _DATA_FILES = ("spark-entrypoint.sh", "decom.sh", "java/org/sparkplane/examples/SparkPi.java")
 
 
-def app_layer(base_passwd: str, base_group: str, log: Path) -> list[Entry]:
+def app_layer(dist: SparkDist, base_passwd: str, base_group: str, log: Path) -> list[Entry]:
     """The entrypoint, the spark user, the work dir and the examples jar."""
     uid = SPARK_UID
     passwd = base_passwd + f"spark:x:{uid}:{uid}:Spark:/nonexistent:/usr/sbin/nologin\n"
@@ -108,18 +131,18 @@ def app_layer(base_passwd: str, base_group: str, log: Path) -> list[Entry]:
         data_file("opt/entrypoint.sh", data("spark-entrypoint.sh"), 0o755),
         data_file("opt/decom.sh", data("decom.sh"), 0o755),
         *parents(EXAMPLES_JAR, uid, uid)[1:],
-        data_file(EXAMPLES_JAR, spark_pi_jar(log), 0o644, uid, uid),
+        data_file(EXAMPLES_JAR, spark_pi_jar(dist, log), 0o644, uid, uid),
         directory("opt/spark/work-dir", 0o775, uid, uid),
     ]
 
 
-def spark_pi_jar(log: Path) -> bytes:
+def spark_pi_jar(dist: SparkDist, log: Path) -> bytes:
     """Compile ``SparkPi.java`` against the wheel's jars and pack a reproducible jar."""
     with tempfile.TemporaryDirectory(prefix="sparkplane-sparkpi-") as work:
         src = Path(work) / "SparkPi.java"
         src.write_bytes(data(_DATA_FILES[2]))
         classes = Path(work) / "classes"
-        classpath = str(pyspark_dir() / "jars" / "*")
+        classpath = str(dist.root / "jars" / "*")
         argv = ["javac", "--release", "17", "-nowarn", "-cp", classpath, "-d", str(classes)]
         try:
             proc = subprocess.run(

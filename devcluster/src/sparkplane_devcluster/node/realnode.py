@@ -32,7 +32,15 @@ from sparkplane_devcluster.pki import Pki, ensure_node_certs
 
 Progress = Callable[[str], None]
 Launch = Callable[[str, list[str], dict[str, str] | None], tuple[int, str, Path]]
-COMPONENTS = ("node-holder", "apiserver-relay", "containerd", "kubelet", "kube-proxy", "coredns")
+COMPONENTS = (
+    "node-holder",
+    "apiserver-relay",
+    "s3-relay",
+    "containerd",
+    "kubelet",
+    "kube-proxy",
+    "coredns",
+)
 NODE_PACKAGES = {"nftables": "nft"}  # kube-proxy's nftables mode runs `nft`
 
 
@@ -42,6 +50,7 @@ def start(
     bins: NodeBinaries,
     archives: list[tuple[str, Path, str]],
     api_port: int,
+    s3_port: int,
     kube: Any,
     launch: Launch,
     progress: Progress,
@@ -61,17 +70,22 @@ def start(
     ns = host.namespace_id(holder)
     host.setup(plan, holder)
     relay = [sys.executable, str(Path(__file__).parent.parent / "relay.py")]
-    pid, binary, log = launch(
-        "apiserver-relay", [*relay, plan.host_ip, str(RELAY_PORT), "127.0.0.1", str(api_port)], None
-    )
-    process.wait_until(
-        "the API relay",
-        lambda: process.port_in_use(RELAY_PORT, plan.host_ip),
-        timeout=timeout,
-        pid=pid,
-        binary=binary,
-        log=log,
-    )
+    # the API server's, and the S3 gateway's (pods reach SeaweedFS at host_ip:s3_port)
+    for name, port, target in (
+        ("apiserver-relay", RELAY_PORT, api_port),
+        ("s3-relay", s3_port, s3_port),
+    ):
+        pid, binary, log = launch(
+            name, [*relay, plan.host_ip, str(port), "127.0.0.1", str(target)], None
+        )
+        process.wait_until(
+            f"the {name}",
+            lambda port=port: process.port_in_use(port, plan.host_ip),  # type: ignore[misc]
+            timeout=timeout,
+            pid=pid,
+            binary=binary,
+            log=log,
+        )
     objects.kubernetes_endpoint(kube, plan)
 
     progress("starting containerd")
@@ -178,8 +192,9 @@ def stop(plan: NodePlan, pids: dict[str, tuple[int, str]], ns: str | None) -> No
             process.stop(*pids[name], grace=5.0)
     holder = pids.get("node-holder", (None, ""))[0]
     host.teardown(plan, holder, ns)
-    if "apiserver-relay" in pids:
-        process.stop(*pids["apiserver-relay"])
+    for relay in ("apiserver-relay", "s3-relay"):
+        if relay in pids:
+            process.stop(*pids[relay])
     left = host.leftovers(plan, ns)
     if left:
         raise DevClusterError("the real node left these behind: " + "; ".join(left))

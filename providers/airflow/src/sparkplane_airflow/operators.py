@@ -73,6 +73,7 @@ class SparkPlaneSubmitOperator(BaseOperator):
         timeout: timedelta | None = None,
         ttl: timedelta | None = None,
         driver_log_lines: int | None = 2000,
+        live_log: bool = True,
         no_retry_reasons: Collection[str] = outcome.NO_RETRY_REASONS,
         **kwargs: Any,
     ) -> None:
@@ -89,6 +90,7 @@ class SparkPlaneSubmitOperator(BaseOperator):
         self.timeout = timeout
         self.ttl = ttl
         self.driver_log_lines = driver_log_lines
+        self.live_log = live_log
         self.no_retry_reasons = frozenset(no_retry_reasons)
         self._running: tuple[str, str] | None = None
 
@@ -114,7 +116,12 @@ class SparkPlaneSubmitOperator(BaseOperator):
             if self.deferrable:
                 self.defer(
                     trigger=SparkPlaneAppTrigger(
-                        app.name, app.namespace, self.sparkplane_conn_id, sid, deadline
+                        app.name,
+                        app.namespace,
+                        self.sparkplane_conn_id,
+                        sid,
+                        deadline,
+                        live_log=self.live_log,
                     ),
                     method_name="execute_complete",
                 )
@@ -231,7 +238,10 @@ class SparkPlaneSubmitOperator(BaseOperator):
     def _finish(self, context: Context, sp: SparkPlane, event: dict[str, Any]) -> Any:
         self._running = None
         self.log.info("app %s", outcome.summary(event))
-        driver_log(sp, event, self.driver_log_lines, self.log.info)
-        result = {k: v for k, v in event.items() if k != "status"}
+        if event.get("live_log"):
+            self.log.info("the driver's log went by live, in the trigger's part of this log")
+        else:
+            driver_log(sp, event, self.driver_log_lines, self.log.info)
+        result = {k: v for k, v in event.items() if k not in ("status", "live_log")}
         context["ti"].xcom_push(key=XCOM_KEY, value=result)
         return settle(event, self.no_retry_reasons)

@@ -80,6 +80,6 @@ class SparkPlaneAppSensor(BaseSensorOperator):
 
     def _settle(self, context: Context, event: dict[str, Any]) -> Any:
         self.log.info("app %s", outcome.summary(event))
-        result = {k: v for k, v in event.items() if k != "status"}
+        result = {k: v for k, v in event.items() if k not in ("status", "live_log")}
         context["ti"].xcom_push(key=XCOM_KEY, value=result)
         return settle(event, self.no_retry_reasons)

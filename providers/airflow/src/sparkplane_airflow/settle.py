@@ -50,7 +50,7 @@ def driver_log(
 def settle(event: dict[str, Any], no_retry: Collection[str]) -> dict[str, Any]:
     """The XCom value for a successful app; raises the failure Airflow should see otherwise."""
     status = event.get("status")
-    result = {k: v for k, v in event.items() if k != "status"}
+    result = {k: v for k, v in event.items() if k not in ("status", "live_log")}
     if status == "timeout":
         raise AirflowException(f"timed out: {outcome.summary(event)}")
     if status == "gone":

@@ -7,17 +7,23 @@ put together: the defaults, then the process environment (:data:`ENVIRONMENT`), 
 of ``sparkplane operator run``. The result is passed down; no module of the operator reads the
 environment itself. Tests build the settings directly with short periods. Pure: the environment
 comes in as a mapping.
+
+:func:`apply_dynamic` lays Apache's dynamic configuration (a ConfigMap's data, keys of
+:data:`DYNAMIC_KEYS`) over the merged settings: all of it or, with any bad value, none of it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
+from sparkplane.security.rules import OPERATOR_DYNAMIC_CONFIG
 from sparkplane.settings import Settings
+from sparkplane.vocab import is_dns1123_label
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,10 @@ class OperatorSettings:
     also when it takes the lease); ``sweep_min_age_seconds``: younger objects are left (10).
     ``archive_prune_seconds``: how often the leader deletes expired log archives (default 600).
     ``lease_seconds`` must exceed the renew deadline (2/3 of it), itself above ``renew_seconds``.
+    ``dynamic_config``: watch the ConfigMap ``dynamic_config_name`` (default
+    :data:`DYNAMIC_CONFIG_NAME`, Apache's) in ``lease_namespace`` (its own) and apply its
+    :data:`DYNAMIC_KEYS` without a restart (Apache's
+    ``spark.kubernetes.operator.dynamicConfig.enabled``; default False).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -124,6 +134,8 @@ class OperatorSettings:
     archive_prune_seconds: float = 600.0
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     pod_policy_allow: tuple[str, ...] = ()
+    dynamic_config: bool = False
+    dynamic_config_name: str = OPERATOR_DYNAMIC_CONFIG
     #: where the logs of the drivers it deletes are archived and which event-log root its
     #: pruning may touch (:class:`sparkplane.settings.Settings`: ``SPARKPLANE_LOG_ARCHIVE`` and
     #: friends); :func:`merge` reads them with the rest, and settings built directly (tests,
@@ -157,3 +169,84 @@ def merge(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) ->
     if "lease_seconds" in values and "renew_seconds" not in values:
         values["renew_seconds"] = min(OperatorSettings.renew_seconds, values["lease_seconds"] / 4)
     return OperatorSettings(**values, reconcile=reconcile)
+
+
+#: The ConfigMap of the dynamic configuration (Apache's chart's name), in the operator's
+#: own namespace; its shipped Role may read this one and no other.
+DYNAMIC_CONFIG_NAME = OPERATOR_DYNAMIC_CONFIG
+#: The keys the dynamic configuration applies (Apache's names) -> :class:`OperatorSettings`
+#: field. Others are reported and ignored (Apache honours only its dynamic ones, too).
+DYNAMIC_KEYS = {
+    "spark.kubernetes.operator.watchedNamespaces": "namespaces",
+    "spark.kubernetes.operator.reconciler.intervalSeconds": "resync_seconds",
+    "spark.kubernetes.operator.reconciler.labelSelector": "label_selector",
+}
+
+
+def _namespaces(value: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
+    bad = [n for n in names if not is_dns1123_label(n)]
+    if bad or not names:
+        what = f"{', '.join(bad)} is not a namespace name" if bad else "it is empty"
+        raise ValueError(f"{what}; give a comma-separated list of namespaces")
+    return names
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise ValueError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
+def _selector(value: str) -> str:
+    """A label selector of ``key=value`` / ``key!=value`` / ``key`` terms (what ``--selector``
+    takes), checked enough that a typo is refused here rather than by every list call."""
+    terms = [t.strip() for t in value.split(",")] if value.strip() else []
+    for term in terms:
+        key = term.split("!=")[0].split("=")[0].strip().lstrip("!")
+        if not re.fullmatch(r"([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", key):
+            raise ValueError(f"{term!r} is not a label selector term (key=value, key!=value, key)")
+    return ",".join(terms)
+
+
+_PARSE = {"namespaces": _namespaces, "resync_seconds": _seconds, "label_selector": _selector}
+
+
+@dataclass(frozen=True)
+class Dynamic:
+    """What :func:`apply_dynamic` made of a ConfigMap: the settings to run with, the problems
+    (each naming its key; any problem keeps the previous settings) and the keys ignored."""
+
+    settings: OperatorSettings
+    problems: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+def apply_dynamic(base: OperatorSettings, data: Mapping[str, str]) -> Dynamic:
+    """``base`` (the settings the process started with) with the dynamic configuration
+    ``data`` laid over it: a key the ConfigMap no longer has is back at ``base``'s value.
+    Keys outside :data:`DYNAMIC_KEYS` are ignored (listed). With any bad value ``problems``
+    is not empty and the caller keeps what it runs with: a bad ConfigMap never half-applies.
+    Watched namespaces change only for an operator started with a list of them (its RBAC is
+    per namespace); one watching all namespaces keeps them all, as Apache's does."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    ignored = tuple(sorted(k for k in data if k not in DYNAMIC_KEYS))
+    for key, raw in sorted(data.items()):
+        if key in DYNAMIC_KEYS:
+            try:
+                values[DYNAMIC_KEYS[key]] = _PARSE[DYNAMIC_KEYS[key]](str(raw))
+            except ValueError as exc:
+                problems.append(f"{key}: {exc}")
+    if "namespaces" in values and not base.namespaces:
+        problems.append(
+            "spark.kubernetes.operator.watchedNamespaces: this operator watches all namespaces; "
+            "start it with --namespace to change its namespaces at run time"
+        )
+    if problems:
+        return Dynamic(base, tuple(problems), ignored)
+    return Dynamic(dataclasses.replace(base, **values), (), ignored)

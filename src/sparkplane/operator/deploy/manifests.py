@@ -80,10 +80,13 @@ def deployment(
     metrics_port: int | None = 9090,
     resources: Obj | None = None,
     log_archive: str = LOG_ARCHIVE,
+    archive_secret: str = "",
 ) -> Obj:
     """The operator Deployment (two replicas; the Lease picks the active one). ``log_archive``
-    is its ``SPARKPLANE_LOG_ARCHIVE``: ``kube`` (ConfigMaps in the apps' namespaces) or
-    ``off``."""
+    is its ``SPARKPLANE_LOG_ARCHIVE``: ``kube`` (ConfigMaps in the apps' namespaces),
+    ``s3://bucket/prefix`` or ``off``; ``archive_secret``: a Secret whose keys become its
+    environment (``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``,
+    ``AWS_SECRET_ACCESS_KEY``: the S3 store's)."""
     labels = {"app.kubernetes.io/name": NAME}
     container: Obj = {
         "name": "operator",
@@ -95,6 +98,8 @@ def deployment(
             {"name": "SPARKPLANE_LOG_ARCHIVE", "value": log_archive},
         ],
     }
+    if archive_secret:
+        container["envFrom"] = [{"secretRef": {"name": archive_secret}}]
     pod_meta: Obj = {"labels": {**_LABELS}}
     if metrics_port is not None:
         container["ports"] = [{"name": "metrics", "containerPort": metrics_port}]
@@ -159,9 +164,11 @@ def run_args(
     metrics_port: int | None = 9090,
     limits: Limits | None = None,
     selector: str = "",
+    dynamic_config: bool = False,
 ) -> list[str]:
     """The ``operator run`` flags of the in-cluster Deployment (the bounds always spelled out;
-    ``selector``: only custom resources with these labels, when given)."""
+    ``selector``: only custom resources with these labels, when given; ``dynamic_config``: apply
+    the dynamic-configuration ConfigMap)."""
     args = [f"--lease-namespace={namespace}", f"--workers={workers}"]
     if metrics_port is not None:
         args.append(f"--metrics-port={metrics_port}")
@@ -171,6 +178,8 @@ def run_args(
         args.append("--all-namespaces")
     if selector:
         args.append(f"--selector={selector}")
+    if dynamic_config:
+        args.append("--dynamic-config")
     bounds = limits or Limits()
     args += [f"{flag}={getattr(bounds, name)}" for name, (flag, _) in LIMIT_SETTINGS.items()]
     return args

@@ -40,6 +40,7 @@ from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.operator.kinds.scheduled_io import ScheduleAdapter
 from sparkplane.operator.runtime import actions, loop, sweep
 from sparkplane.operator.runtime.deletions import DeletionArchiver
+from sparkplane.operator.runtime.dynamic import DynamicConfig
 from sparkplane.operator.runtime.fencing import FencedKube
 from sparkplane.operator.runtime.leader import LeaderElector
 from sparkplane.operator.runtime.metrics import OperatorMetrics
@@ -99,25 +100,14 @@ class Operator:
         if kubeflow_io.served(kube):  # Kubeflow's v1beta2 API, when its CRD is installed
             self.adapters[kubeflow_io.KUBEFLOW_APP] = KubeflowAdapter(self.app_adapter)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
-        selector = self.settings.label_selector or None
-        self.resources: dict[str, list[Informer]] = {
-            kind: [
-                Informer(kube, a.api_version, a.kind, namespace=ns, label_selector=selector)
-                for ns in self.namespaces
-            ]
-            for kind, a in self.adapters.items()
-        }
-        self.secondary: list[tuple[Informer, loop.Watch]] = [
-            (
-                Informer(
-                    kube, w.api_version, w.kind, namespace=ns, label_selector=w.label_selector
-                ),
-                w,
-            )
-            for a in self.adapters.values()
-            for w in a.watches()
-            for ns in self.namespaces
-        ]
+        self.resources: dict[str, list[Informer]] = {kind: [] for kind in self.adapters}
+        self.secondary: list[tuple[Informer, loop.Watch]] = []
+        for ns in self.namespaces:
+            primary, secondary = self._informers_in(ns, self.settings.label_selector or None)
+            for kind, informer in primary.items():
+                self.resources[kind].append(informer)
+            self.secondary += secondary
+        self.dynamic = DynamicConfig(self.reader, self.settings, self.reconfigure)
         self.requests = ThreadPoolExecutor(
             max(self.settings.workers, 1) * 2, thread_name_prefix="requests"
         )
@@ -139,15 +129,49 @@ class Operator:
         self.metrics.watch_states("applications", lambda: self.cached(SPARK_APPLICATION))
         self.metrics.watch_states("clusters", lambda: self.cached(SPARK_CLUSTER))
 
+    def _informers_in(
+        self, ns: str | None, selector: str | None
+    ) -> tuple[dict[str, Informer], list[tuple[Informer, loop.Watch]]]:
+        """The informers of one watched namespace (``None``: all): each kind's custom
+        resources (narrowed by the label selector) and the adapters' secondary watches."""
+        primary = {
+            kind: Informer(
+                self.reader, a.api_version, a.kind, namespace=ns, label_selector=selector
+            )
+            for kind, a in self.adapters.items()
+        }
+        secondary = [
+            (
+                Informer(
+                    self.reader,
+                    w.api_version,
+                    w.kind,
+                    namespace=ns,
+                    label_selector=w.label_selector,
+                ),
+                w,
+            )
+            for a in self.adapters.values()
+            for w in a.watches()
+        ]
+        return primary, secondary
+
+    def _connect(
+        self, primary: dict[str, Informer], secondary: list[tuple[Informer, loop.Watch]]
+    ) -> None:
+        for kind, informer in primary.items():
+            informer.add_handler(self._on_custom_resource(kind))
+        for informer, watch in secondary:
+            informer.add_handler(self._on_secondary(watch))
+            if watch.kind == "Pod":  # drivers deleted by someone else: archive their logs
+                informer.add_handler(self.archiver.on_event)
+
     # -- lifecycle ------------------------------------------------------------------------
     def start(self, *, wait_synced: float = 30.0) -> Operator:
         for kind, informers in self.resources.items():
             for informer in informers:
-                informer.add_handler(self._on_custom_resource(kind))
-        for informer, watch in self.secondary:
-            informer.add_handler(self._on_secondary(watch))
-            if watch.kind == "Pod":  # drivers deleted by someone else: archive their logs
-                informer.add_handler(self.archiver.on_event)
+                self._connect({kind: informer}, [])
+        self._connect({}, self.secondary)
         everything = self._informers()
         for informer in everything:
             informer.start()
@@ -156,6 +180,8 @@ class Operator:
         self.events.start()
         if self.settings.metrics_port is not None:
             self.metrics.serve(self.settings.metrics_port)
+        if self.settings.dynamic_config:
+            self.dynamic.start(wait_synced)
         for i in range(max(self.settings.workers, 1)):
             self._spawn(self._work, f"reconcile-{i}")
         self._spawn(self._resync, "resync")
@@ -184,6 +210,7 @@ class Operator:
             self.elector.stop()
         for thread in self._threads:
             thread.join(timeout=10)
+        self.dynamic.stop()
         for informer in self._informers():
             informer.stop()
         self.events.stop()
@@ -201,6 +228,66 @@ class Operator:
             pass
         finally:
             self.stop()
+
+    def reconfigure(self, settings: OperatorSettings) -> None:
+        """Run with ``settings`` from now on (the dynamic configuration, :mod:`.dynamic`): the
+        reconcile interval at the next resync tick; a namespace added is watched (its
+        informers started and synced, its resources queued), one removed is no longer (its
+        informers stopped: its resources are left as they are); a new label selector replaces
+        the custom resources' informers (the newly selected are queued, the others left)."""
+        old = set(self.namespaces)
+        new = settings.namespaces or (None,)
+        added = [ns for ns in new if ns not in old]
+        removed = old - set(new)
+        reselect = settings.label_selector != self.settings.label_selector
+        selector = settings.label_selector or None
+        fresh: dict[str, list[Informer]] = {kind: [] for kind in self.resources}
+        secondary = [(i, w) for i, w in self.secondary if i.namespace not in removed]
+        started: list[Informer] = []
+        for ns in new:
+            if ns not in added and not reselect:
+                continue
+            primary, more = self._informers_in(ns, selector)
+            more = more if ns in added else []
+            self._connect(primary, more)
+            for kind, informer in primary.items():
+                fresh[kind].append(informer)
+            secondary += more
+            started += [*(i for i, _ in more), *primary.values()]
+        for informer in started:
+            informer.start()
+        try:
+            for informer in started:
+                informer.wait_synced(30.0)
+        except KubeError:  # e.g. no Role there yet: nothing changes
+            for informer in started:
+                informer.stop()
+            raise
+        gone = removed | (old if reselect else set())
+        stopped = [i for i, _ in self.secondary if i.namespace in removed]
+        resources: dict[str, list[Informer]] = {}
+        for kind, informers in self.resources.items():
+            stopped += [i for i in informers if i.namespace in gone]
+            resources[kind] = [i for i in informers if i.namespace not in gone] + fresh[kind]
+        with self._lock:  # readers see the old lists or the new ones, never half of them
+            self.resources, self.secondary = resources, secondary
+            self.namespaces = tuple(new)
+            self.archiver.namespaces = self.namespaces
+            self.settings = settings
+        for informer in stopped:
+            informer.stop()
+        for kind, informers in fresh.items():  # queued before the swap made them visible
+            for informer in informers:
+                for obj in informer.list():
+                    self.queue.add((kind, obj["metadata"]["namespace"], obj["metadata"]["name"]))
+        if added or removed or reselect:
+            log.info(
+                "watched namespaces now %s (added %s, removed %s), selector %r",
+                ", ".join(str(ns) for ns in new),
+                ", ".join(str(ns) for ns in added) or "none",
+                ", ".join(sorted(str(ns) for ns in removed)) or "none",
+                settings.label_selector,
+            )
 
     @property
     def process_settings(self) -> Settings:

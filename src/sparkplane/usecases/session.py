@@ -1,0 +1,517 @@
+"""Spark Connect sessions: a Spark Connect server on the cluster, reached from Python.
+
+A session is a native application whose driver runs Spark's own
+``org.apache.spark.sql.connect.service.SparkConnectServer`` (gRPC on :data:`CONNECT_PORT`)
+with its executors, submitted like any other (``usecases.create``), its driver pod labelled
+``sparkplane.io/session=<name>`` so that any process can find it by name.
+
+Authentication is Spark's own: Spark 4.0's server checks a pre-shared bearer token
+(``spark.connect.authenticate.token``, read from ``SPARK_CONNECT_AUTHENTICATE_TOKEN``) on every
+call, and a Spark Connect client sends it from ``sc://host:port/;token=...``. :func:`create`
+makes a random token per session, puts it in a Secret owned by the driver pod (deleted with
+it) that the driver reads through ``secretKeyRef`` (never in the spark.properties ConfigMap),
+and keeps a copy for its creator in this machine's cache (mode 0600), which is how another
+process of the same user re-attaches by name. The shipped client role may create Secrets but
+never read them, so on the cluster only admins (identities allowed to read Secrets) can read
+the token; the Secret and the driver pod record the identity that created the session.
+
+The client reaches the server through a port-forward this module keeps open (no kubectl):
+:class:`Attached` listens on ``localhost`` and forwards each connection to the driver's gRPC
+port. From inside the cluster, the driver's headless Service answers on the same port.
+
+Idle timeout and maximum lifetime: see :mod:`sparkplane.model.session` for the clock; ``gc``
+(the clean-up CronJob, :mod:`sparkplane.usecases.gc`) ends sessions past either, so they end
+when no client runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+from sparkplane.errors import (
+    AppNotFoundError,
+    KubeError,
+    Problem,
+    SparkplaneError,
+    TimeoutExpired,
+    ValidationError,
+)
+from sparkplane.kube import Kube
+from sparkplane.model import session as model
+from sparkplane.model.apps import App
+from sparkplane.settings import Settings
+from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    DRIVER_CONTAINER,
+    EXECUTOR_ROLE,
+    IDLE_TIMEOUT_KEY,
+    MAX_LIFETIME_KEY,
+    ROLE_LABEL,
+    SESSION_LABEL,
+    SESSION_OWNER_KEY,
+    is_dns1123_label,
+)
+
+Obj = dict[str, Any]
+Progress = Callable[[str], None]
+
+CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+#: The server's jar in Spark's distribution (and the dev cluster's image), by Spark version.
+CONNECT_JAR = "local:///opt/spark/jars/spark-connect_2.13-{version}.jar"
+CONNECT_PORT = 15002
+TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+TOKEN_KEY = "token"
+UI_PORT = 4040
+DEFAULT_IDLE_TIMEOUT = 1800.0
+DEFAULT_MAX_LIFETIME = 8 * 3600.0
+
+
+class SessionError(SparkplaneError):
+    """A session could not start, be found or be reached."""
+
+    exit_code = 8
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What a session runs with. ``conf``: any Spark properties (dynamic allocation, node
+    placement through ``spark.kubernetes.node.selector.*``, packages...); ``idle_timeout`` and
+    ``max_lifetime`` in seconds (0: none)."""
+
+    name: str | None = None
+    image: str = SPARK_IMAGE
+    executors: int = 1
+    driver_memory: str = "1g"
+    executor_memory: str = "1g"
+    driver_cores: str | None = None  # the pod's CPU request, e.g. "500m"
+    executor_cores: str | None = None
+    conf: Mapping[str, str] = field(default_factory=dict)
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    max_lifetime: float = DEFAULT_MAX_LIFETIME
+    service_account: str | None = None
+    spark_version: str = SPARK_VERSION  # the image's: names the server's jar
+
+    def problems(self) -> list[Problem]:
+        """Every bad option, naming the field and the fix."""
+        found = []
+        if self.name is not None and not is_dns1123_label(self.name):
+            found.append(Problem("name", f"{self.name!r} is not a DNS label", "e.g. my-session"))
+        if self.executors < 0:
+            found.append(Problem("executors", "must be >= 0", "e.g. --executors 2"))
+        for key in ("idle_timeout", "max_lifetime"):
+            if getattr(self, key) < 0:
+                found.append(Problem(key, "must be >= 0 seconds (0: none)", "e.g. 1800"))
+        return found
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A session as seen on the cluster (``session get/list``)."""
+
+    name: str
+    namespace: str
+    pod: str
+    phase: str
+    owner: str
+    created: datetime
+    idle: timedelta | None  # None: unknown (not serving yet, or the UI did not answer)
+    idle_timeout: timedelta | None
+    max_lifetime: timedelta | None
+    executors: int
+    ui: str  # how to open its Spark UI
+
+    @property
+    def age(self) -> timedelta:
+        return datetime.now(UTC) - self.created
+
+
+# -- creating -------------------------------------------------------------------------------
+def whoami(kube: Kube) -> str:
+    """The username the API server knows this client as (a SelfSubjectReview)."""
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    try:
+        found = kube.create(review)
+    except KubeError:
+        return "unknown"
+    return str(found.get("status", {}).get("userInfo", {}).get("username") or "unknown")
+
+
+def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> list[str]:
+    """The spark-submit arguments of the session's Connect server."""
+    conf: dict[str, str] = {
+        "spark.kubernetes.container.image": opts.image,
+        "spark.executor.instances": str(opts.executors),
+        f"spark.kubernetes.driver.secretKeyRef.{TOKEN_ENV}": f"{secret}:{TOKEN_KEY}",
+        f"spark.kubernetes.driver.label.{SESSION_LABEL}": name,
+        f"spark.kubernetes.driver.annotation.{SESSION_OWNER_KEY}": owner,
+        f"spark.kubernetes.driver.annotation.{IDLE_TIMEOUT_KEY}": str(int(opts.idle_timeout)),
+        f"spark.kubernetes.driver.annotation.{MAX_LIFETIME_KEY}": str(int(opts.max_lifetime)),
+        "spark.connect.grpc.binding.port": str(CONNECT_PORT),
+    }
+    if opts.driver_cores:
+        conf["spark.kubernetes.driver.request.cores"] = opts.driver_cores
+    if opts.executor_cores:
+        conf["spark.kubernetes.executor.request.cores"] = opts.executor_cores
+    if opts.service_account:
+        conf["spark.kubernetes.authenticate.driver.serviceAccountName"] = opts.service_account
+    conf.update({k: v for k, v in opts.conf.items() if v is not None})
+    argv = ["--name", name, "--class", CONNECT_CLASS]
+    argv += ["--driver-memory", opts.driver_memory, "--executor-memory", opts.executor_memory]
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    return [*argv, CONNECT_JAR.format(version=opts.spark_version)]
+
+
+def token_secret(name: str, namespace: str, token: str, owner: str) -> Obj:
+    """The Secret holding a session's token (owned by its driver pod once created)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": f"{name}-connect-token",
+            "namespace": namespace,
+            "labels": {SESSION_LABEL: name},
+            "annotations": {SESSION_OWNER_KEY: owner},
+        },
+        "type": "Opaque",
+        "stringData": {TOKEN_KEY: token},
+    }
+
+
+def create(kube: Kube, opts: SessionOptions, namespace: str, *, settings: Settings) -> SessionInfo:
+    """Start a session's server (nothing is created when an option is wrong, or when a
+    session of that name is running); the token is kept for this user (:func:`saved_token`)."""
+    from sparkplane.usecases.create import SubmitOptions, render_native, submit_objects
+    from sparkplane.usecases.sources import read_source
+
+    problems = opts.problems()
+    if problems:
+        raise ValidationError(problems, subject="session options")
+    name = opts.name or f"session-{secrets.token_hex(3)}"
+    if _driver(kube, name, namespace) is not None:
+        raise ValidationError(
+            [Problem("name", f"session {name} already runs in {namespace}", "attach to it")],
+            subject="session options",
+        )
+    owner = whoami(kube)
+    token = secrets.token_urlsafe(32)
+    secret = token_secret(name, namespace, token, owner)
+    argv = session_argv(opts, name, secret["metadata"]["name"], owner)
+    source = read_source(argv=argv, namespace=namespace)
+    assert source.app is not None  # argv is always a spec
+    sub = SubmitOptions()
+    rendered = render_native(source.app, kube.api.configuration.host, sub)
+    _save_token(settings, kube, namespace, name, token)
+    try:
+        submitted = submit_objects(
+            kube,
+            rendered.driver_pod,
+            [*rendered.resources, secret],
+            rendered.pre_resources,
+            sub,
+            app_id=rendered.app_id,
+        )
+    except BaseException:  # nothing was made (rolled back): no token to keep either
+        _token_path(settings, kube, namespace, name).unlink(missing_ok=True)
+        raise
+    assert submitted.driver_pod is not None
+    pod = kube.get("v1", "Pod", submitted.driver_pod, namespace)
+    return info(kube, pod, idle=False)
+
+
+# -- finding --------------------------------------------------------------------------------
+def _driver(kube: Kube, name: str, namespace: str) -> Obj | None:
+    pods = kube.list("v1", "Pod", namespace, label_selector=f"{SESSION_LABEL}={name}")
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    return live[0] if live else None
+
+
+def driver(kube: Kube, name: str, namespace: str) -> Obj:
+    """The driver pod of session ``name``; AppNotFoundError when there is none."""
+    pod = _driver(kube, name, namespace)
+    if pod is None:
+        raise AppNotFoundError(f"no session {name} in namespace {namespace}")
+    return pod
+
+
+def info(kube: Kube, pod: Obj, *, idle: bool = True) -> SessionInfo:
+    """What ``session get`` shows of the session of driver ``pod`` (``idle``: ask the
+    driver's REST API how long it has been idle)."""
+    meta = pod["metadata"]
+    namespace = meta["namespace"]
+    app_id = meta["labels"].get(APP_SELECTOR_LABEL, "")
+    selector = f"{ROLE_LABEL}={EXECUTOR_ROLE},{APP_SELECTOR_LABEL}={app_id}"
+    executors = kube.list("v1", "Pod", namespace, label_selector=selector)
+    running = [e for e in executors if e.get("status", {}).get("phase") == "Running"]
+    return SessionInfo(
+        name=meta["labels"][SESSION_LABEL],
+        namespace=namespace,
+        pod=meta["name"],
+        phase=pod.get("status", {}).get("phase", "Pending"),
+        owner=(meta.get("annotations") or {}).get(SESSION_OWNER_KEY, "unknown"),
+        created=model.created_at(pod),
+        idle=idle_for(kube, pod, datetime.now(UTC)) if idle else None,
+        idle_timeout=model.limit(pod, IDLE_TIMEOUT_KEY),
+        max_lifetime=model.limit(pod, MAX_LIFETIME_KEY),
+        executors=len(running),
+        ui=f"sparkplane ui {meta['name'].removesuffix('-driver')} -n {namespace}",
+    )
+
+
+def list_sessions(kube: Kube, namespace: str | None) -> list[SessionInfo]:
+    """Every live session (all namespaces with ``None``)."""
+    pods = kube.list("v1", "Pod", namespace, label_selector=SESSION_LABEL)
+    return [info(kube, p) for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def idle_for(kube: Kube, pod: Obj, now: datetime) -> timedelta | None:
+    """How long the session of ``pod`` has been idle (see :mod:`sparkplane.model.session`),
+    from its driver's REST API through a port-forward; None when the driver does not answer."""
+    from sparkplane.kube.portforward import http_get
+
+    if pod.get("status", {}).get("phase") != "Running":
+        return None
+    meta = pod["metadata"]
+
+    def rest(path: str) -> Any:
+        return json.loads(http_get(kube, meta["name"], meta["namespace"], UI_PORT, path))
+
+    try:
+        apps = rest("/api/v1/applications")
+        app_id = apps[0]["id"]
+        jobs = rest(f"/api/v1/applications/{app_id}/jobs")
+        sql = rest(f"/api/v1/applications/{app_id}/sql?details=false")
+    except (OSError, KubeError, ValueError, LookupError, TypeError):
+        return None
+    started = model.spark_time(apps[0].get("attempts", [{}])[0].get("startTime"))
+    return now - model.last_activity(started or model.created_at(pod), jobs, sql, now)
+
+
+def session_expiry(kube: Kube, pod: Obj, now: datetime) -> str | None:
+    """Why the session of a running driver ``pod`` is to end (idle or too old), or None (not
+    a session, not running, within its limits, or its idle time unknown)."""
+    meta = pod.get("metadata", {})
+    if SESSION_LABEL not in (meta.get("labels") or {}):
+        return None
+    if pod.get("status", {}).get("phase") not in ("Pending", "Running"):
+        return None
+    idle = idle_for(kube, pod, now) if model.limit(pod, IDLE_TIMEOUT_KEY) else None
+    found = model.expiry(pod, now, idle)
+    return found.reason if found.expired else None
+
+
+# -- waiting and reaching -------------------------------------------------------------------
+def wait_running(
+    kube: Kube, name: str, namespace: str, *, timeout: float, progress: Progress
+) -> Obj:
+    """The driver pod once its container runs; SessionError (with the log's tail) if it
+    ended, TimeoutExpired after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    said = ""
+    while True:
+        pod = driver(kube, name, namespace)
+        phase = pod.get("status", {}).get("phase", "Pending")
+        waiting = _waiting_reason(pod)
+        state = f"driver {pod['metadata']['name']}: {phase}{f' ({waiting})' if waiting else ''}"
+        if state != said:
+            progress(state)
+            said = state
+        if phase == "Running":
+            return pod
+        if phase in ("Succeeded", "Failed"):
+            tail = "\n".join(kube.logs(pod["metadata"]["name"], namespace, tail_lines=20))
+            raise SessionError(f"session {name}'s server ended ({phase}):\n{tail}")
+        if time.monotonic() > deadline:
+            raise TimeoutExpired(f"session {name} not running after {timeout:.0f}s ({state})")
+        time.sleep(1.0)
+
+
+def _waiting_reason(pod: Obj) -> str:
+    for status in pod.get("status", {}).get("containerStatuses") or []:
+        if status.get("name") == DRIVER_CONTAINER:
+            return str((status.get("state", {}).get("waiting") or {}).get("reason") or "")
+    return ""
+
+
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_H2_SETTINGS = 4  # the frame type a server's first frame has
+
+
+def serves_http2(kube: Kube, pod: str, namespace: str, port: int) -> bool:
+    """Whether an HTTP/2 (gRPC) server answers on ``port`` of ``pod`` (one attempt)."""
+    from sparkplane.kube.portforward import open_stream
+
+    try:
+        sock = open_stream(kube, pod, namespace, port)
+    except Exception:
+        return False
+    try:
+        sock.settimeout(5)
+        sock.sendall(_H2_PREFACE + bytes([0, 0, 0, _H2_SETTINGS, 0, 0, 0, 0, 0]))
+        head = sock.recv(9)
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return len(head) == 9 and head[3] == _H2_SETTINGS
+
+
+class Attached:
+    """A session reached through a port-forward on ``localhost`` that this object keeps open
+    until :meth:`close`; :meth:`spark` is a Spark Connect SparkSession on it."""
+
+    def __init__(self, kube: Kube, pod: str, namespace: str, name: str, token: str | None):
+        from sparkplane.kube.portforward import forward, listen
+
+        self._kube = kube
+        self.name = name
+        self.namespace = namespace
+        self.pod = pod
+        self.app = pod.removesuffix("-driver")  # the app name `sparkplane logs/ui` take
+        self._token = token
+        self._stop = threading.Event()
+        server = listen(0)
+        self.port: int = server.getsockname()[1]
+        self._thread = threading.Thread(
+            target=forward,
+            args=(kube, pod, namespace, CONNECT_PORT, server),
+            kwargs={"stop": self._stop},
+            daemon=True,
+        )
+        self._thread.start()
+        self._spark: Any = None
+
+    def url(self, *, token: bool = True) -> str:
+        """The Spark Connect URL (``sc://localhost:PORT/;token=...``; the client sends the
+        token only to ``localhost`` without TLS, so the host is ``localhost``)."""
+        base = f"sc://localhost:{self.port}"
+        return f"{base}/;token={self._token}" if token and self._token else base
+
+    def wait_serving(self, *, timeout: float, progress: Progress) -> None:
+        """Until the server answers on its gRPC port: through a forward stream, the HTTP/2
+        connection preface must get the server's SETTINGS frame back (what any gRPC server
+        sends first; a port nobody listens on resets the stream)."""
+        progress(f"waiting for Spark Connect on port {CONNECT_PORT}")
+        deadline = time.monotonic() + timeout
+        while not serves_http2(self._kube, self.pod, self.namespace, CONNECT_PORT):
+            if time.monotonic() > deadline:
+                raise TimeoutExpired(
+                    f"session {self.name}: no Spark Connect server on port {CONNECT_PORT} "
+                    f"after {timeout:.0f}s (see `sparkplane logs {self.app}`)"
+                )
+            time.sleep(1.0)
+        progress("serving")
+
+    def spark(self) -> Any:
+        """A pyspark Connect SparkSession on this session's server (made once)."""
+        if self._spark is None:
+            from pyspark.sql.connect.session import SparkSession
+
+            self._spark = SparkSession.builder.remote(self.url()).create()
+        return self._spark
+
+    def close(self) -> None:
+        """Release the client's server-side session and stop the port-forward."""
+        if self._spark is not None:
+            try:
+                self._spark.stop()
+            except Exception:  # the server may be gone already
+                pass
+            self._spark = None
+        self._stop.set()
+        self._thread.join(5)
+
+    def __enter__(self) -> Attached:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<session {self.namespace}/{self.name} at {self.url(token=False)}>"
+
+
+def attach(
+    kube: Kube,
+    name: str,
+    namespace: str,
+    *,
+    settings: Settings,
+    token: str | None = None,
+    timeout: float = 300.0,
+    progress: Progress = lambda _: None,
+) -> Attached:
+    """Reach session ``name`` once it serves: a port-forward and its token (given, else this
+    user's saved copy, else read from its Secret where this identity may)."""
+    pod = wait_running(kube, name, namespace, timeout=timeout, progress=progress)
+    token = token or saved_token(settings, kube, namespace, name) or _secret_token(kube, pod)
+    if token is None:
+        raise SessionError(
+            f"no token for session {name}: it was created by "
+            f"{(pod['metadata'].get('annotations') or {}).get(SESSION_OWNER_KEY, 'someone else')} "
+            "on another machine; ask them (or an admin) for it and pass --token"
+        )
+    attached = Attached(kube, pod["metadata"]["name"], namespace, name, token)
+    try:
+        attached.wait_serving(timeout=timeout, progress=progress)
+    except BaseException:
+        attached.close()
+        raise
+    return attached
+
+
+def delete(kube: Kube, name: str, namespace: str, *, settings: Settings, wait: bool) -> None:
+    """End session ``name``: its driver (logs archived first) and everything it owns."""
+    from sparkplane.usecases.kill import kill
+    from sparkplane.usecases.query import get_app
+
+    pod = driver(kube, name, namespace)
+    app: App = get_app(kube, pod["metadata"]["name"], namespace)
+    kill(kube, app, wait=wait, settings=settings)
+    _token_path(settings, kube, namespace, name).unlink(missing_ok=True)
+
+
+# -- the creator's copy of the token --------------------------------------------------------
+def _token_path(settings: Settings, kube: Kube, namespace: str, name: str) -> Path:
+    cluster = sha256(str(kube.api.configuration.host).encode()).hexdigest()[:12]
+    return settings.cache_dir / "sessions" / cluster / namespace / f"{name}.token"
+
+
+def _save_token(settings: Settings, kube: Kube, namespace: str, name: str, token: str) -> None:
+    path = _token_path(settings, kube, namespace, name)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token)
+
+
+def saved_token(settings: Settings, kube: Kube, namespace: str, name: str) -> str | None:
+    """This user's copy of a session's token, if this machine created it."""
+    path = _token_path(settings, kube, namespace, name)
+    return path.read_text().strip() if path.exists() else None
+
+
+def _secret_token(kube: Kube, pod: Obj) -> str | None:
+    """The token from the session's Secret, for identities that may read Secrets (admins)."""
+    import base64
+
+    meta = pod["metadata"]
+    try:
+        found = kube.get(
+            "v1", "Secret", f"{meta['labels'][SESSION_LABEL]}-connect-token", meta["namespace"]
+        )
+    except KubeError:
+        return None
+    data = (found.get("data") or {}).get(TOKEN_KEY)
+    return base64.b64decode(data).decode() if data else None
