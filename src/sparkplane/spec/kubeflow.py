@@ -214,7 +214,6 @@ REFUSED: dict[str, str] = {
     "spec.driverIngressOptions": "driver ingresses are not created; use sparkUIOptions' Service",
     "spec.sparkUIOptions.ingressAnnotations": "the UI ingress is not created",
     "spec.sparkUIOptions.ingressTLS": "the UI ingress is not created",
-    "spec.driver.podName": "driver pod names are the operator's (<name>-<attempt>-driver)",
     "spec.driver.kubernetesMaster": "the driver uses the in-cluster API server",
     "spec.driver.serviceAnnotations": "the driver Service's metadata is the operator's",
     "spec.driver.serviceLabels": "the driver Service's metadata is the operator's",

@@ -19,7 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sparkplane.operator.core import states as st
-from sparkplane.operator.core.naming import OperatorIds, attempt_of
+from sparkplane.operator.core.naming import (
+    OperatorIds,
+    attempt_driver_pod_name,
+    attempt_of,
+    kubeflow_driver_pod_name,
+)
 from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_ROLE, EXECUTOR_ROLE, ROLE_LABEL
 
 A = st.AppStateSummary
@@ -141,7 +146,9 @@ def kubeflow_status(
     driver_info = dict(before.get("driverInfo") or {})
     if requested:
         driver_info["podName"] = (
-            str(driver["metadata"]["name"]) if driver else f"{ids.resource_prefix}-driver"
+            str(driver["metadata"]["name"])
+            if driver
+            else attempt_driver_pod_name(kubeflow_driver_pod_name(cr), attempt)
         )
         service = ids.driver_service_name
         driver_info |= {
