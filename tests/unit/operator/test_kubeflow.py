@@ -115,6 +115,16 @@ def test_unsupported_fields_are_refused_by_name(field: str, value: Any) -> None:
     assert f"spec.{field}: not supported by sparkplane's operator" in str(err.value)
 
 
+def test_airflows_spec_labels_reach_both_roles_pods() -> None:
+    """Airflow's SparkKubernetesOperator writes ``spec.labels`` (not Kubeflow's field; its
+    structural CRD prunes it): they label both roles' pods, a role's own winning."""
+    app = to_apache(
+        kf_app(labels={"dag_id": "d", "task_id": "t"}, executor={"labels": {"task_id": "x"}})
+    )
+    assert app["spec"]["driver"]["labels"]["dag_id"] == "d"
+    assert app["spec"]["executor"]["labels"]["task_id"] == "x"
+
+
 def test_an_unknown_field_is_named() -> None:
     with pytest.raises(ValidationError) as err:
         to_apache(kf_app(sparkConff={}))
@@ -212,6 +222,7 @@ def test_refused_spec_ends_submission_failed_and_creates_nothing() -> None:
     assert decision.status is not None and not decision.actions
     state = decision.status["applicationState"]
     assert state["state"] == "SUBMISSION_FAILED" and "spec.monitoring" in state["errorMessage"]
+    assert decision.status["driverInfo"] == {}  # never omitted (the Kubeflow SDK requires it)
     cr["status"] = decision.status
     assert adapter.decide(cr).status is None  # written once
 

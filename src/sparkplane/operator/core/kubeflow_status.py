@@ -168,8 +168,7 @@ def kubeflow_status(
         "executionAttempts": len(executed),
         INTERNAL: {**internal, EXECUTED: sorted(executed)},
     }
-    if driver_info:
-        out["driverInfo"] = driver_info
+    out["driverInfo"] = driver_info  # always, {} at first: Kubeflow's is not omitempty
     if executors:
         out["executorState"] = executors
     when = requested[-1].get("lastTransitionTime") if requested else None
@@ -188,6 +187,7 @@ def refused_status(cr: Mapping[str, Any], message: str, now: str) -> Obj:
         return dict(before)
     return {
         "applicationState": {"state": "SUBMISSION_FAILED", "errorMessage": message},
+        "driverInfo": {},
         "submissionAttempts": 1,
         "executionAttempts": 0,
         "lastSubmissionAttemptTime": now,
