@@ -105,7 +105,7 @@ def dev_cluster(app, backend):
 client = SparkClient(KubernetesBackendConfig(namespace=namespace, config_file=kubeconfig))
 job = FileJob("local:///opt/spark/examples/src/main/python/pi.py", args=["8"])
 name = client.submit_job(job, num_executors=1, options=[dev_cluster])
-done = client.wait_for_job_status(name, {SparkJobStatus.COMPLETED}, timeout=600)
+done = client.wait_for_job_status(name, {SparkJobStatus.COMPLETED}, timeout=1200)
 logs = "\\n".join(client.get_job_logs(name))  # one line per item, no newline
 client.delete_job(name)
 print(json.dumps({"name": name, "status": done.status.value, "driver": done.driver_pod_name,
@@ -168,7 +168,8 @@ def _pi(namespace: str, name: str = NAME) -> dict[str, Any]:
     }
 
 
-@pytest.mark.timeout(1200)  # Airflow's boot, three SparkPis side by side on the real node
+# Airflow's boot, three SparkPis side by side (their JVMs took 4 min to start at load 37)
+@pytest.mark.timeout(2400)
 def test_airflow_and_the_kubeflow_sdk_drive_v1beta2_sparkpis(
     kube: Kube, kubeconfig: Path, operator: str, tmp_path: Path
 ) -> None:
@@ -193,8 +194,8 @@ def test_airflow_and_the_kubeflow_sdk_drive_v1beta2_sparkpis(
         airflow.up()
         airflow.trigger(DAG_ID, "run-1")
         airflow.wait_state(DAG_ID, "run-1", "submit", ("success",), timeout=240)
-        airflow.wait_state(DAG_ID, "run-1", "wait", ("success",), timeout=480)
-        airflow.wait_state(DAG_ID, "run-1", "operator", ("success",), timeout=300)
+        airflow.wait_state(DAG_ID, "run-1", "wait", ("success",), timeout=900)
+        airflow.wait_state(DAG_ID, "run-1", "operator", ("success",), timeout=600)
         log = airflow.task_log(DAG_ID, "run-1", "wait")
         # Kubeflow's states, read by the sensor; the driver's log, read from driverInfo.podName
         assert "Spark application is still in state: RUNNING" in log, log[-3000:]
@@ -203,7 +204,7 @@ def test_airflow_and_the_kubeflow_sdk_drive_v1beta2_sparkpis(
         op_log = airflow.task_log(DAG_ID, "run-1", "operator")
         assert "Pi is roughly 3" in op_log, op_log[-3000:]
         # the Kubeflow SDK: submitted, Completed, the driver's log, deleted
-        out, err = sdk.communicate(timeout=300)
+        out, err = sdk.communicate(timeout=600)
         assert sdk.returncode == 0, err[-3000:]
         job = json.loads(out.strip().splitlines()[-1])
         assert job["status"] == "Completed" and job["driver"] == f"{job['name']}-driver", job
