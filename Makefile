@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: demo test lint types unit integration realnode install cluster-down clean deploy lock \
-	airflow-venv
+	airflow-venv kubeflow-venv
 
 # REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
 REALNODE ?= 1
@@ -40,7 +40,8 @@ install: $(STAMP)
 
 ## The Airflow provider (providers/airflow, sparkplane-airflow) runs in a venv of its own: Airflow
 ## pins ~150 packages that must not reach .venv (the images copy its packages). Its lock is
-## compiled against dev.lock (-c), so every package both have is at the same version; uv installs
+## compiled against dev.lock (-c), so every package both have is at the same version (caps that
+## would forbid it are lifted in requirements/airflow.overrides); uv installs
 ## it (~1 min cold, ~15 s from uv's cache), then this checkout's sparkplane and the provider
 ## go in with --no-deps (editable, built by the locked setuptools).
 AIRFLOW_VENV  := .venv-airflow
@@ -48,9 +49,10 @@ AIRFLOW_LOCK  := requirements/airflow.lock
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed-stamp
 PROVIDER      := providers/airflow
 
-$(AIRFLOW_VENV)/.lock-stamp: $(AIRFLOW_LOCK) $(LOCK_STAMP)
+$(AIRFLOW_VENV)/.lock-stamp: $(AIRFLOW_LOCK) requirements/airflow.overrides $(LOCK_STAMP)
 	$(BIN)/uv venv --quiet --clear --python $(BIN)/python $(AIRFLOW_VENV)
-	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes -r $(AIRFLOW_LOCK)
+	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes --no-deps \
+	  -r $(AIRFLOW_LOCK)
 	touch $@
 
 $(AIRFLOW_STAMP): $(AIRFLOW_VENV)/.lock-stamp pyproject.toml $(PROVIDER)/pyproject.toml
@@ -59,6 +61,19 @@ $(AIRFLOW_STAMP): $(AIRFLOW_VENV)/.lock-stamp pyproject.toml $(PROVIDER)/pyproje
 	touch $@
 
 airflow-venv: $(AIRFLOW_STAMP)
+
+## The Kubeflow SDK (kubeflow 0.5.0, its SparkClient) in a venv of its own: it caps the Kubernetes
+## client below dev.lock's; nothing of this checkout is installed into it (the test runs a script)
+KUBEFLOW_VENV  := .venv-kubeflow
+KUBEFLOW_LOCK  := requirements/kubeflow.lock
+KUBEFLOW_STAMP := $(KUBEFLOW_VENV)/.installed-stamp
+
+$(KUBEFLOW_STAMP): $(KUBEFLOW_LOCK) $(LOCK_STAMP)
+	$(BIN)/uv venv --quiet --clear --python $(BIN)/python $(KUBEFLOW_VENV)
+	VIRTUAL_ENV=$(KUBEFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes -r $(KUBEFLOW_LOCK)
+	touch $@
+
+kubeflow-venv: $(KUBEFLOW_STAMP)
 
 ## lock: re-resolve the locks from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest);
 ## an unchanged lock is left untouched (its time too, so the venv is not rebuilt)
@@ -74,8 +89,11 @@ lock: $(LOCK_STAMP)
 	$(call KEEP_IF_SAME,$(BUILD_LOCK))
 	cp $(AIRFLOW_LOCK) $(AIRFLOW_LOCK).new
 	$(COMPILE) requirements/airflow.in requirements/build.in pyproject.toml -c $(LOCK) \
-	  -o $(AIRFLOW_LOCK).new
+	  --override requirements/airflow.overrides -o $(AIRFLOW_LOCK).new
 	$(call KEEP_IF_SAME,$(AIRFLOW_LOCK))
+	cp $(KUBEFLOW_LOCK) $(KUBEFLOW_LOCK).new
+	$(COMPILE) requirements/kubeflow.in -o $(KUBEFLOW_LOCK).new
+	$(call KEEP_IF_SAME,$(KUBEFLOW_LOCK))
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)
@@ -107,8 +125,9 @@ integration: $(STAMP)
 	$(BIN)/python -m pytest -q --durations=15 tests/integration
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);
-## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow
-realnode: $(STAMP) $(AIRFLOW_STAMP)
+## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow, and
+## tests/realnode/test_kubeflow_clients.py the Kubeflow SDK from .venv-kubeflow
+realnode: $(STAMP) $(AIRFLOW_STAMP) $(KUBEFLOW_STAMP)
 ifeq ($(REALNODE),0)
 	@echo "REALNODE=0: the real-Spark suite (tests/realnode) was DESELECTED; nothing proves Spark runs"
 else

@@ -102,10 +102,10 @@ def test_states_status_and_ttl(kube: Kube, namespace: str, operator: Operator) -
     seen, cr = _watch(kube, namespace, "ok", "COMPLETED")
     assert seen[0] == "SUBMITTED" and "RUNNING" in seen, seen
     status = cr["status"]
-    assert status["driverInfo"]["podName"] == "ok-0-driver"
+    assert status["driverInfo"]["podName"] == "ok-driver"  # Kubeflow's name
     assert status["sparkApplicationId"] == "ok-0" and status["executionAttempts"] == 1
     assert status["terminationTime"] and status["lastSubmissionAttemptTime"]
-    driver = kube.get("v1", "Pod", "ok-0-driver", namespace)
+    driver = kube.get("v1", "Pod", "ok-driver", namespace)
     assert driver["metadata"]["labels"]["sparkoperator.k8s.io/app-name"] == "ok"
     owner = driver["metadata"]["ownerReferences"][0]
     assert (owner["apiVersion"], owner["uid"]) == (KUBEFLOW_API_VERSION, cr["metadata"]["uid"])

@@ -168,6 +168,13 @@ CLIENT = Policy(
             "operator mode: submit creates (or server-side applies) the SparkApplication, "
             "status reads it, kill deletes it",
         ),
+        rule(
+            (APACHE, KUBEFLOW),
+            "sparkapplications/status",
+            ("get",),
+            "clients that read the status subresource (Airflow's SparkKubernetesOperator: "
+            "get_namespaced_custom_object_status); read only, the operator writes it",
+        ),
     ),
     cluster=(
         rule(

@@ -179,6 +179,9 @@ class KubeflowSpec(SpecModel):
     deps: KubeflowDeps = Field(default_factory=KubeflowDeps)
     restart_policy: KubeflowRestartPolicy = Field(default_factory=KubeflowRestartPolicy)
     node_selector: dict[str, str] = Field(default_factory=dict)
+    #: Not in Kubeflow's SparkApplicationSpec (its structural CRD prunes it), but Airflow's
+    #: SparkKubernetesOperator writes it: labels of both roles' pods (a role's own win).
+    labels: dict[str, str] = Field(default_factory=dict)
     failure_retries: int | None = None
     retry_interval: int | None = None
     python_version: str | None = None
@@ -213,7 +216,6 @@ REFUSED: dict[str, str] = {
     "spec.driverIngressOptions": "driver ingresses are not created; use sparkUIOptions' Service",
     "spec.sparkUIOptions.ingressAnnotations": "the UI ingress is not created",
     "spec.sparkUIOptions.ingressTLS": "the UI ingress is not created",
-    "spec.driver.podName": "driver pod names are the operator's (<name>-<attempt>-driver)",
     "spec.driver.kubernetesMaster": "the driver uses the in-cluster API server",
     "spec.driver.serviceAnnotations": "the driver Service's metadata is the operator's",
     "spec.driver.serviceLabels": "the driver Service's metadata is the operator's",
@@ -346,7 +348,7 @@ def pod_template(spec: KubeflowSpec, role_name: str) -> Obj | None:
 def _role(spec: KubeflowSpec, role_name: str, app_name: str) -> Obj:
     role: KubeflowPodSpec = spec.driver if role_name == "driver" else spec.executor
     out: Obj = {
-        "labels": {**role.labels, APP_NAME_LABEL: app_name, LAUNCHED_LABEL: "true"},
+        "labels": {**spec.labels, **role.labels, APP_NAME_LABEL: app_name, LAUNCHED_LABEL: "true"},
     }
     simple = {
         "cores": role.cores,

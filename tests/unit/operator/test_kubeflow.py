@@ -16,6 +16,7 @@ import pytest
 from sparkplane.errors import ValidationError
 from sparkplane.operator.core.decision import CreateResources, DeleteCustomResource
 from sparkplane.operator.core.kubeflow_status import INTERNAL, kubeflow_status
+from sparkplane.operator.core.naming import attempt_driver_pod_name, kubeflow_driver_pod_name
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.deploy.crd import kubeflow_application_crd
 from sparkplane.operator.kinds.adapter import queue_kind
@@ -113,6 +114,16 @@ def test_unsupported_fields_are_refused_by_name(field: str, value: Any) -> None:
     assert f"spec.{field}: not supported by sparkplane's operator" in str(err.value)
 
 
+def test_airflows_spec_labels_reach_both_roles_pods() -> None:
+    """Airflow's SparkKubernetesOperator writes ``spec.labels`` (not Kubeflow's field; its
+    structural CRD prunes it): they label both roles' pods, a role's own winning."""
+    app = to_apache(
+        kf_app(labels={"dag_id": "d", "task_id": "t"}, executor={"labels": {"task_id": "x"}})
+    )
+    assert app["spec"]["driver"]["labels"]["dag_id"] == "d"
+    assert app["spec"]["executor"]["labels"]["task_id"] == "x"
+
+
 def test_an_unknown_field_is_named() -> None:
     with pytest.raises(ValidationError) as err:
         to_apache(kf_app(sparkConff={}))
@@ -161,7 +172,7 @@ def test_state_flow_submitted_running_completed() -> None:
     assert first.status is not None
     assert first.status["applicationState"] == {"state": "SUBMITTED"}
     assert first.status["submissionAttempts"] == 1
-    assert first.status["driverInfo"]["podName"] == "pi-0-driver"
+    assert first.status["driverInfo"]["podName"] == "pi-driver"  # Kubeflow's name
     create = next(a for a in first.actions if isinstance(a, CreateResources))
     owners = [r for o in create.objects for r in o["metadata"]["ownerReferences"]]
     assert {r["apiVersion"] for r in owners if r["uid"] == UID} == {KUBEFLOW_API_VERSION}
@@ -210,8 +221,66 @@ def test_refused_spec_ends_submission_failed_and_creates_nothing() -> None:
     assert decision.status is not None and not decision.actions
     state = decision.status["applicationState"]
     assert state["state"] == "SUBMISSION_FAILED" and "spec.monitoring" in state["errorMessage"]
+    assert decision.status["driverInfo"] == {}  # never omitted (the Kubeflow SDK requires it)
     cr["status"] = decision.status
     assert adapter.decide(cr).status is None  # written once
+
+
+@pytest.mark.parametrize(
+    ("spec", "first", "retry"),
+    [
+        ({}, "pi-driver", "pi-2-driver"),
+        ({"sparkConf": {"spark.kubernetes.driver.pod.name": "conf-driver"}}, "conf-driver", None),
+        (
+            {"driver": {"podName": "mine"}, "sparkConf": {"spark.kubernetes.driver.pod.name": "x"}},
+            "mine",
+            "mine-2-driver",
+        ),
+    ],
+)
+def test_driver_pod_names_are_kubeflows_and_a_retry_gets_its_own(
+    spec: dict[str, Any], first: str, retry: str | None
+) -> None:
+    """GetDriverPodName (kubeflow/spark-operator pkg/util/sparkapplication.go): podName, else
+    the conf, else ``<name>-driver``; retries are renamed, never waiting on the old pod."""
+    cr = {"metadata": {"name": "pi"}, "spec": spec}
+    assert kubeflow_driver_pod_name(cr) == first
+    assert attempt_driver_pod_name(first, 0) == first
+    assert attempt_driver_pod_name(first, 2) == (retry or "conf-2-driver")
+
+
+def _pod_names(actions: Any) -> list[str]:
+    return [
+        str(o["metadata"]["name"])
+        for a in actions
+        if isinstance(a, CreateResources)
+        for o in a.objects
+        if o["kind"] == "Pod"
+    ]
+
+
+def test_a_retried_driver_never_takes_the_failed_ones_name() -> None:
+    """OnFailure: attempt 0's driver is ``pi-driver`` (what Airflow's SparkKubernetesOperator
+    waits for), attempt 1's ``pi-1-driver``, so it never collides with a terminating one."""
+    adapter, apps, clock = _adapter()
+    policy = {"type": "OnFailure", "onFailureRetries": 1, "onFailureRetryInterval": 1}
+    cr = kf_app(restartPolicy=policy)
+    created: list[str] = []
+    podnames: list[str] = []
+    for step in range(12):
+        if step == 1:
+            list(apps._on_pod("ADDED", _kf_pod(driver(phase="Failed"))))
+        clock.now = at(5 * step)
+        decided = adapter.decide(cr)
+        created += _pod_names(decided.actions)
+        if decided.status is not None:
+            cr["status"] = decided.status
+            podnames.append(decided.status["driverInfo"]["podName"])
+        if len(created) == 2:
+            break  # attempt 1 requested (its pod never arrives here)
+    assert created == ["pi-driver", "pi-1-driver"], created
+    assert podnames[0] == "pi-driver" and podnames[-1] == "pi-1-driver", podnames
+    assert cr["status"]["submissionAttempts"] == 2
 
 
 def test_a_driver_that_fails_ends_failed_with_its_message() -> None:

@@ -37,7 +37,13 @@ from sparkplane.vocab import (
 
 from . import standalone_auth
 from .bounds import executor_problems, with_executor_cap
-from .naming import OperatorIds, attempt_of, operator_labels
+from .naming import (
+    DRIVER_POD_NAME_CONF,
+    OperatorIds,
+    attempt_driver_pod_name,
+    attempt_of,
+    operator_labels,
+)
 from .settings import Limits
 
 Obj = dict[str, Any]
@@ -193,6 +199,8 @@ def build_attempt(
     if problems := executor_problems(app.spec.spark_conf, limits):
         raise ValidationError(problems, subject=f"SparkApplication {name!r}")
     conf = with_executor_cap(app.spec.spark_conf, limits)
+    if first := conf.get(DRIVER_POD_NAME_CONF):
+        conf[DRIVER_POD_NAME_CONF] = attempt_driver_pod_name(first, number)
     if auth_cluster:
         conf[standalone_auth.AUTH_CONF] = "true"
         conf.pop(standalone_auth.SECRET_CONF, None)  # the cluster's, from its Secret

@@ -19,7 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sparkplane.operator.core import states as st
-from sparkplane.operator.core.naming import OperatorIds, attempt_of
+from sparkplane.operator.core.naming import (
+    OperatorIds,
+    attempt_driver_pod_name,
+    attempt_of,
+    kubeflow_driver_pod_name,
+)
 from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_ROLE, EXECUTOR_ROLE, ROLE_LABEL
 
 A = st.AppStateSummary
@@ -169,7 +174,9 @@ def kubeflow_status(
     driver_info = dict(before.get("driverInfo") or {})
     if requested:
         driver_info["podName"] = (
-            str(driver["metadata"]["name"]) if driver else f"{ids.resource_prefix}-driver"
+            str(driver["metadata"]["name"])
+            if driver
+            else attempt_driver_pod_name(kubeflow_driver_pod_name(cr), attempt)
         )
         service = ids.driver_service_name
         driver_info |= {
@@ -189,8 +196,7 @@ def kubeflow_status(
         "executionAttempts": len(executed),
         INTERNAL: {**internal, EXECUTED: sorted(executed)},
     }
-    if driver_info:
-        out["driverInfo"] = driver_info
+    out["driverInfo"] = driver_info  # always, {} at first: Kubeflow's is not omitempty
     if executors:
         out["executorState"] = executors
     when = requested[-1].get("lastTransitionTime") if requested else None
@@ -209,6 +215,7 @@ def refused_status(cr: Mapping[str, Any], message: str, now: str) -> Obj:
         return dict(before)
     return {
         "applicationState": {"state": "SUBMISSION_FAILED", "errorMessage": message},
+        "driverInfo": {},
         "submissionAttempts": 1,
         "executionAttempts": 0,
         "lastSubmissionAttemptTime": now,

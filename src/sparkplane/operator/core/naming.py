@@ -7,6 +7,15 @@ its spark.properties ConfigMap ``<appId>-spark-drv-conf-map``. The same CR and a
 the same names: a create after a crash collides (AlreadyExists) instead of starting a second
 driver. Also the operator labels (``spark.operator/name``, ``spark.operator/spark-app-name``).
 
+A driver pod name set in ``spark.kubernetes.driver.pod.name`` names the first attempt's driver;
+a retry's is ``<that name without -driver>-<attempt>-driver`` (:func:`attempt_driver_pod_name`),
+so a retry never collides with its predecessor's pod while that one is still terminating.
+Kubeflow's v1beta2 driver is ``spec.driver.podName``, else that conf, else ``<name>-driver``
+(:func:`kubeflow_driver_pod_name`; kubeflow/spark-operator ``pkg/util/sparkapplication.go``
+``GetDriverPodName``). Kubeflow reuses that one name on every retry: its PENDING_RERUN deletes the
+old driver and resubmits only once it is gone (``internal/controller/sparkapplication/
+controller.go``, ``reconcilePendingRerunSparkApplication``); sparkplane does not wait, it renames.
+
 Called by the driver builder, the reconciler and the runner. Pure.
 """
 
@@ -18,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sparkplane.spec.conf import K8S
 from sparkplane.spec.naming import AppIds
 from sparkplane.vocab import is_dns1035_label, label_value
 
@@ -28,6 +38,9 @@ APP_NAME_LABEL = "spark.operator/spark-app-name"
 CLUSTER_NAME_LABEL = "spark.operator/spark-cluster-name"
 DEFAULT_OPERATOR_NAME = "spark-kubernetes-operator"
 MAX_APP_ID = 46
+#: Spark's conf key of the driver pod's name.
+DRIVER_POD_NAME_CONF = f"{K8S}.driver.pod.name"
+DRIVER_SUFFIX = "-driver"
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -112,3 +125,19 @@ def cr_app_id(cr: Mapping[str, Any]) -> str:
     return attempt_app_id(
         str(meta.get("name", "")), str(meta.get("namespace", "")), attempt_of(cr.get("status"))
     )
+
+
+def attempt_driver_pod_name(first: str, attempt: int) -> str:
+    """The driver pod of ``attempt`` when the first attempt's is named ``first``."""
+    if attempt == 0:
+        return first
+    return f"{first.removesuffix(DRIVER_SUFFIX)}-{attempt}{DRIVER_SUFFIX}"
+
+
+def kubeflow_driver_pod_name(cr: Mapping[str, Any]) -> str:
+    """Kubeflow's driver pod name of v1beta2 SparkApplication ``cr`` (its first attempt's)."""
+    spec = cr.get("spec") or {}
+    named = (spec.get("driver") or {}).get("podName") or (spec.get("sparkConf") or {}).get(
+        DRIVER_POD_NAME_CONF
+    )
+    return str(named) if named else f"{(cr.get('metadata') or {}).get('name', '')}{DRIVER_SUFFIX}"

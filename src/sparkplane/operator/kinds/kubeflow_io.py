@@ -1,7 +1,10 @@
 """Kubeflow's ``sparkoperator.k8s.io/v1beta2`` SparkApplication for the generic loop.
 
 No second engine: :func:`~sparkplane.spec.kubeflow.to_apache` turns the resource into the
-Apache-shaped SparkApplication the :class:`~.app_adapter.AppAdapter` decides for (the same pod
+Apache-shaped SparkApplication the :class:`~.app_adapter.AppAdapter` decides for, its driver
+pod named as Kubeflow names it (:func:`~sparkplane.operator.core.naming.kubeflow_driver_pod_name`:
+``<name>-driver``, which Airflow's ``SparkKubernetesOperator`` waits for; a retry's is
+``<name>-<attempt>-driver``), (the same pod
 index, keyed by uid; the same pod templates, pod policy and limits; the Apache status it evolves
 kept in ``status.sparkplane``), and :func:`~.kubeflow_status.kubeflow_status`
 writes Kubeflow's status beside it. What the decision creates is re-owned by the v1beta2
@@ -29,6 +32,7 @@ from sparkplane.operator.core.decision import (
     Transition,
 )
 from sparkplane.operator.core.kubeflow_status import INTERNAL, kubeflow_status, refused_status
+from sparkplane.operator.core.naming import DRIVER_POD_NAME_CONF, kubeflow_driver_pod_name
 from sparkplane.operator.kinds.adapter import Watch, queue_kind
 from sparkplane.operator.kinds.app_adapter import AppAdapter
 from sparkplane.spec.kubeflow import to_apache
@@ -100,6 +104,7 @@ class KubeflowAdapter:
                 return Decision()
             note = Transition(None, "SUBMISSION_FAILED", str(exc), now, warning=True)
             return Decision(status=status, transitions=(note,))
+        apache["spec"]["sparkConf"][DRIVER_POD_NAME_CONF] = kubeflow_driver_pod_name(cr)
         apache["status"] = before.get(INTERNAL) or None
         decision = self.apps.decide(apache, create_error=create_error)
         internal = decision.status if decision.status is not None else apache["status"]
