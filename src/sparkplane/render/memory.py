@@ -34,44 +34,39 @@ def java_double(value: float) -> str:
     return repr(float(value))
 
 
-def driver_memory(conf: Mapping[str, str], *, non_jvm: bool) -> DriverMemory:
-    """Heap = spark.driver.memory (1g); overhead = spark.driver.memoryOverhead, else
-    max(factor * heap, spark.driver.minMemoryOverhead (384m)). The default factor is 0.4
-    for Python/R unless spark.kubernetes.memoryOverheadFactor is set, else 0.1; an explicit
-    spark.driver.memoryOverheadFactor wins over it."""
-    heap = memory_mib(conf.get("spark.driver.memory", "1g"))
+def _heap_and_overhead(
+    conf: Mapping[str, str], role: str, *, non_jvm: bool
+) -> tuple[int, int, float]:
+    """``(heap, overhead, default factor)`` of ``role`` (driver or executor), in MiB, as
+    Spark computes them for both: heap = spark.<role>.memory (1g); overhead =
+    spark.<role>.memoryOverhead, else max(factor * heap, spark.<role>.minMemoryOverhead
+    (384m)). The default factor is spark.kubernetes.memoryOverheadFactor if set, else 0.4 for
+    Python/R and 0.1 for the JVM; spark.<role>.memoryOverheadFactor wins over it."""
+    heap = memory_mib(conf.get(f"spark.{role}.memory", "1g"))
     k8s_factor = conf.get("spark.kubernetes.memoryOverheadFactor")
     if k8s_factor is not None:
         default_factor = float(k8s_factor)
     else:
         default_factor = NON_JVM_FACTOR if non_jvm else JVM_FACTOR
-    factor = float(conf.get("spark.driver.memoryOverheadFactor", default_factor))
-    if "spark.driver.memoryOverhead" in conf:
-        overhead = memory_mib(conf["spark.driver.memoryOverhead"])
+    factor = float(conf.get(f"spark.{role}.memoryOverheadFactor", default_factor))
+    if f"spark.{role}.memoryOverhead" in conf:
+        overhead = memory_mib(conf[f"spark.{role}.memoryOverhead"])
     else:
-        minimum = memory_mib(conf.get("spark.driver.minMemoryOverhead", MIN_OVERHEAD))
+        minimum = memory_mib(conf.get(f"spark.{role}.minMemoryOverhead", MIN_OVERHEAD))
         overhead = max(int(factor * heap), minimum)
-    return DriverMemory(heap, overhead, default_factor)
+    return heap, overhead, default_factor
+
+
+def driver_memory(conf: Mapping[str, str], *, non_jvm: bool) -> DriverMemory:
+    """The driver's heap and overhead (:func:`_heap_and_overhead`) and its default factor."""
+    return DriverMemory(*_heap_and_overhead(conf, "driver", non_jvm=non_jvm))
 
 
 def executor_memory_mib(conf: Mapping[str, str], *, non_jvm: bool) -> int:
     """What one executor pod's container requests, as Spark's ``BasicExecutorFeatureStep``
-    computes it: spark.executor.memory (1g) + overhead (spark.executor.memoryOverhead, else
-    max(factor * heap, spark.executor.minMemoryOverhead (384m)); the factor as the driver's,
-    with spark.executor.memoryOverheadFactor winning) + spark.executor.pyspark.memory (Python)
-    + spark.memory.offHeap.size (when off-heap is enabled)."""
-    heap = memory_mib(conf.get("spark.executor.memory", "1g"))
-    k8s_factor = conf.get("spark.kubernetes.memoryOverheadFactor")
-    if k8s_factor is not None:
-        default_factor = float(k8s_factor)
-    else:
-        default_factor = NON_JVM_FACTOR if non_jvm else JVM_FACTOR
-    factor = float(conf.get("spark.executor.memoryOverheadFactor", default_factor))
-    if "spark.executor.memoryOverhead" in conf:
-        overhead = memory_mib(conf["spark.executor.memoryOverhead"])
-    else:
-        minimum = memory_mib(conf.get("spark.executor.minMemoryOverhead", MIN_OVERHEAD))
-        overhead = max(int(factor * heap), minimum)
+    computes it: heap + overhead (:func:`_heap_and_overhead`) + spark.executor.pyspark.memory
+    (Python) + spark.memory.offHeap.size (when off-heap is enabled)."""
+    heap, overhead, _ = _heap_and_overhead(conf, "executor", non_jvm=non_jvm)
     extra = 0
     if non_jvm and conf.get("spark.executor.pyspark.memory"):
         extra += memory_mib(conf["spark.executor.pyspark.memory"])
