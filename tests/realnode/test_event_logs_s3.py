@@ -20,7 +20,7 @@ from sparkplane.kube import Kube
 from sparkplane_devcluster.cluster import DevCluster
 from tests.integration.helpers import wait_for
 from tests.realnode.sparkapps import DONE, cli, driver_pod, pod_logs, spec, submit, write
-from tests.realnode.test_history import _get, _ui
+from tests.realnode.test_history import _ui, assert_history_serves
 from tests.realnode.test_incluster import _driver_role, _drop_namespace
 from tests.realnode.test_sessions import minted
 
@@ -86,24 +86,9 @@ def test_sparkpi_event_log_in_s3_is_served_after_its_driver_is_deleted(
         wait_for(lambda: driver_pod(kube, NS, name) is None, timeout=60, what="driver gone")
         proc, url = _ui(tenant, "ui", name, "-n", NS, "--port", "0")
         try:
-            assert url.endswith(f"/history/{app_id}/jobs/")
-            base = url.split("/history/")[0]
-            apps = wait_for(
-                lambda: (
-                    [
-                        a
-                        for a in json.loads(_get(f"{base}/api/v1/applications"))
-                        if a["id"] == app_id
-                    ]
-                    or None
-                ),
-                timeout=120,
-                what="the History Server lists the app from S3",
+            assert_history_serves(
+                url, app_id, timeout=120, what="the History Server lists the app from S3"
             )
-            assert apps[0]["attempts"][0]["completed"] is True
-            jobs = json.loads(_get(f"{base}/api/v1/applications/{app_id}/jobs"))
-            assert jobs and all(j["status"] == "SUCCEEDED" for j in jobs)
-            assert "Spark Jobs" in _get(url)
         finally:
             proc.terminate()
             proc.wait(10)

@@ -71,6 +71,25 @@ def _get(url: str) -> str:
         return str(resp.read().decode())
 
 
+def assert_history_serves(url: str, app_id: str, *, timeout: float, what: str) -> None:
+    """``sparkplane ui``'s ``url`` is the app's History Server page, the server's REST API lists
+    the app as completed (waiting up to ``timeout``), its jobs succeeded and the page renders."""
+    assert url.endswith(f"/history/{app_id}/jobs/")
+    base = url.split("/history/", maxsplit=1)[0]
+    listed = wait_for(
+        lambda: (
+            [a for a in json.loads(_get(f"{base}/api/v1/applications")) if a["id"] == app_id]
+            or None
+        ),
+        timeout=timeout,
+        what=what,
+    )
+    assert listed[0]["attempts"][0]["completed"] is True
+    jobs = json.loads(_get(f"{base}/api/v1/applications/{app_id}/jobs"))
+    assert jobs and all(j["status"] == "SUCCEEDED" for j in jobs)
+    assert "Spark Jobs" in _get(url)
+
+
 def test_gc_archives_logs_and_history_server_serves_the_app(
     kube: Kube, kubeconfig: Path, namespace: str, tmp_path: Path, archive: Path, events_dir: Path
 ) -> None:
@@ -117,20 +136,7 @@ def test_gc_archives_logs_and_history_server_serves_the_app(
     assert _has_event_log(events_dir, app_id), list(events_dir.iterdir())
     proc, url = _ui(kubeconfig, "ui", name, "-n", namespace, "--port", "0")
     try:
-        assert url.endswith(f"/history/{app_id}/jobs/")
-        base = url.split("/history/")[0]
-        listed = wait_for(
-            lambda: (
-                [a for a in json.loads(_get(f"{base}/api/v1/applications")) if a["id"] == app_id]
-                or None
-            ),
-            timeout=90,
-            what="the History Server lists the app",
-        )
-        assert listed[0]["attempts"][0]["completed"] is True
-        jobs = json.loads(_get(f"{base}/api/v1/applications/{app_id}/jobs"))
-        assert jobs and all(j["status"] == "SUCCEEDED" for j in jobs)
-        assert "Spark Jobs" in _get(url)
+        assert_history_serves(url, app_id, timeout=90, what="the History Server lists the app")
     finally:
         proc.terminate()
         proc.wait(10)
