@@ -122,6 +122,8 @@ integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
 	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
 	$(BIN)/python -m sparkplane_devcluster.helmbin
+	@# the parity tests run the spark-submit of every supported Spark version
+	$(BIN)/python -m sparkplane_devcluster.sparksubmits
 	$(BIN)/python -m pytest -q --durations=15 tests/integration
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);

@@ -25,6 +25,7 @@ from sparkplane.kube import Kube
 from sparkplane.render.properties import load
 from sparkplane.spec import SparkApp
 from sparkplane.usecases.sources import Source, read_source, with_conf_dir
+from sparkplane.version import SPARK_VERSION
 
 Obj = dict[str, Any]
 K8S = "spark.kubernetes"
@@ -59,13 +60,21 @@ EXECUTOR_TEMPLATE_KEY = "podspec-configmap-key"
 
 
 # -- running spark-submit ---------------------------------------------------------------------
-def spark_home() -> Path:
-    """The pyspark distribution inside this interpreter's environment (it has spark-submit)."""
+def spark_home(version: str | None = None) -> Path:
+    """The Spark distribution with spark-submit: this interpreter's pyspark (the pinned
+    version), or for another supported ``version`` the one the dev cluster's image builder
+    installs into its cache (hash-pinned, built once; ``sparkplane_devcluster.images.sparkdist``).
+    """
+    if version and version != SPARK_VERSION:
+        from sparkplane_devcluster.cluster import default_cache_dir
+        from sparkplane_devcluster.images import sparkdist
+
+        return sparkdist.ensure(default_cache_dir(), version, lambda _: None).root
     import pyspark
 
     home = Path(pyspark.__file__).parent
     if not (home / "bin" / "spark-submit").exists():
-        raise AssertionError(f"no bin/spark-submit in {home}: install pyspark==4.0.1")
+        raise AssertionError(f"no bin/spark-submit in {home}: install pyspark=={SPARK_VERSION}")
     return home
 
 
@@ -79,10 +88,11 @@ def java_home() -> str:
     return str(Path(java).resolve().parents[1])
 
 
-def spark_submit_command(server: str, argv: list[str]) -> list[str]:
-    """The spark-submit command line for ``argv`` against the API server ``server``."""
+def spark_submit_command(server: str, argv: list[str], version: str | None = None) -> list[str]:
+    """The spark-submit command line of Spark ``version`` (default: the pinned one) for
+    ``argv`` against the API server ``server``."""
     return [
-        str(spark_home() / "bin" / "spark-submit"),
+        str(spark_home(version) / "bin" / "spark-submit"),
         "--master",
         f"k8s://{server}",
         "--deploy-mode",
@@ -91,7 +101,7 @@ def spark_submit_command(server: str, argv: list[str]) -> list[str]:
     ]
 
 
-def spark_submit_env(kubeconfig: Path) -> dict[str, str]:
+def spark_submit_env(kubeconfig: Path, version: str | None = None) -> dict[str, str]:
     """Environment for spark-submit: fabric8 reads ``KUBECONFIG`` for the server's auth.
 
     ``SPARK_USER`` and ``HADOOP_USER_NAME`` are removed so that spark-submit takes the OS user
@@ -100,7 +110,7 @@ def spark_submit_env(kubeconfig: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_USER", "HADOOP_USER_NAME")}
     env.update(
         KUBECONFIG=str(kubeconfig),
-        SPARK_HOME=str(spark_home()),
+        SPARK_HOME=str(spark_home(version)),
         JAVA_HOME=java_home(),
         SPARK_LOCAL_IP="127.0.0.1",
     )
@@ -113,12 +123,14 @@ def run_spark_submit(
     kubeconfig: Path,
     timeout: float = 300,
     env: dict[str, str] | None = None,
+    version: str | None = None,
 ) -> str:
-    """Run the real spark-submit to completion (``env`` added to its environment, e.g.
-    ``SPARK_CONF_DIR``); its output, or AssertionError with it."""
+    """Run the real spark-submit of Spark ``version`` (default: the pinned one) to completion
+    (``env`` added to its environment, e.g. ``SPARK_CONF_DIR``); its output, or
+    AssertionError with it."""
     proc = subprocess.run(
-        spark_submit_command(server, argv),
-        env={**spark_submit_env(kubeconfig), **(env or {})},
+        spark_submit_command(server, argv, version),
+        env={**spark_submit_env(kubeconfig, version), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,

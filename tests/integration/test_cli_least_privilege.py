@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from sparkplane.kube import Kube
+from tests.integration.helpers import wait_for
 from tests.integration.test_cli import PI, run
 
 
@@ -68,3 +69,66 @@ def test_every_command_works_as_the_client_identity(
     assert "forbidden" in denied.stderr.lower() and "Traceback" not in denied.stderr
     gone = run(client_config, "ui", name, check=8)
     assert "no Spark application" in gone.stderr
+
+
+def test_a_spark_4_3_app_gets_its_network_policy_and_a_role_without_it_creates_nothing(
+    kubeconfig, kube: Kube, namespace, tmp_path, client_rbac
+):
+    """Spark 4.2+'s per-app NetworkPolicy, as the client identity: the shipped role may create
+    it, it is owned by the driver pod (gone with it); a role of an older sparkplane (no
+    networkpolicies) is refused before anything exists, naming the right (exit 6)."""
+    client_config = tmp_path / "client.kubeconfig"
+    run(kubeconfig, "kubeconfig", "--service-account", "sparkplane-client", "-n", namespace,
+        "-o", str(client_config))  # fmt: skip
+    spec = yaml.safe_load(PI.read_text())
+    spec["metadata"].pop("namespace", None)
+    spec["spec"].update(image="docker.io/sparkplane/spark:4.3.0", serviceAccount="default")
+    spec["spec"]["runtimeVersions"]["sparkVersion"] = "4.3.0"
+    spec["spec"].pop("sparkUI", None)
+    ann = spec["spec"]["driverSpec"]["podTemplateSpec"]["metadata"]["annotations"]
+    ann.update({"sim.sparkplane.io/run-for": "1h"})
+    path = tmp_path / "app.yaml"
+    path.write_text(yaml.safe_dump(spec))
+
+    name = run(client_config, "submit", "-f", str(path)).stdout.strip()
+    [driver] = kube.list("v1", "Pod", namespace, label_selector="spark-role=driver")
+    app_id = driver["metadata"]["labels"]["spark-app-selector"]
+    [policy] = kube.list("networking.k8s.io/v1", "NetworkPolicy", namespace)
+    assert policy["metadata"]["name"].endswith("-policy")
+    assert policy["spec"]["podSelector"]["matchLabels"] == {
+        "spark-role": "executor",
+        "spark-app-selector": app_id,
+    }
+    [owner] = policy["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"]) == ("Pod", driver["metadata"]["uid"])
+    run(client_config, "kill", name, "--wait", "--timeout", "90")
+    wait_for(
+        lambda: not kube.list("networking.k8s.io/v1", "NetworkPolicy", namespace),
+        timeout=60,
+        what="the NetworkPolicy removed with its driver pod",
+    )
+
+    role = kube.get("rbac.authorization.k8s.io/v1", "Role", "sparkplane:client", namespace)
+    older = [r for r in role["rules"] if "networkpolicies" not in r.get("resources", [])]
+    assert len(older) == len(role["rules"]) - 1
+    kube.patch("rbac.authorization.k8s.io/v1", "Role", "sparkplane:client", {"rules": older},
+               namespace)  # fmt: skip
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": f"system:serviceaccount:{namespace}:sparkplane-client",
+            "resourceAttributes": {"namespace": namespace, "verb": "create",
+                                   "group": "networking.k8s.io", "resource": "networkpolicies"},
+        },
+    }  # fmt: skip
+    wait_for(
+        lambda: not kube.create(review)["status"].get("allowed"),
+        timeout=30,
+        what="the authorizer to see the role without networkpolicies",
+    )
+    denied = run(client_config, "submit", "-f", str(path), check=6)
+    assert "networkpolicies.networking.k8s.io" in denied.stderr, denied.stderr
+    assert "nothing was created" in denied.stderr and "Traceback" not in denied.stderr
+    assert kube.list("v1", "Pod", namespace) == []
+    assert kube.list("v1", "ConfigMap", namespace, label_selector="spark-app-selector") == []

@@ -1,11 +1,13 @@
-"""Parity with the real spark-submit 4.0.1 on the real control plane.
+"""Parity with the real spark-submit of every supported Spark version on the real control plane.
 
-For each argument set, the real ``spark-submit --master k8s://<server> --deploy-mode cluster``
-(pyspark's distribution, Java 17) submits into one namespace and sparkplane submits the same argv
-(``from_submit_args`` + ``submit_native``) into another. Everything each left in its namespace is
-read back from the API server, ids are normalised, and the objects must be equal apart from the
-deviations documented in ``docs/parity.md``. KWOK simulates the pods: objects are compared, not
-execution. If spark-submit cannot run, the tests fail.
+For each Spark version (``sparkplane.version.SPARK_VERSIONS``: 4.0.1, the venv's pyspark, and
+4.3.0, the distribution the dev cluster's image builder installs) and each argument set, the real
+``spark-submit --master k8s://<server> --deploy-mode cluster`` of that version (Java 17), with the
+argv's image tagged with that version, submits into one namespace and sparkplane submits the
+same argv (``from_submit_args`` + ``submit_native``) into another. Everything each left in its
+namespace is read back from the API server, ids are normalised, and the objects must be equal
+apart from the deviations documented in ``docs/parity.md``. KWOK simulates the pods: objects
+are compared, not execution. If spark-submit cannot run, the tests fail.
 """
 
 from __future__ import annotations
@@ -23,11 +25,18 @@ import yaml
 
 from sparkplane.kube import Kube
 from sparkplane.usecases.create import SubmitOptions, submit_native
+from sparkplane.version import SPARK_VERSION, SPARK_VERSIONS
 from tests.integration import parity
 from tests.integration.helpers import delete_namespace, wait_for
 
 DOCS = Path(__file__).parents[2] / "docs" / "parity.md"
-IMAGE = "--conf=spark.kubernetes.container.image=apache/spark:4.0.1"
+IMAGE = f"--conf=spark.kubernetes.container.image=apache/spark:{SPARK_VERSION}"
+
+
+def versioned(version: str) -> str:
+    return f"--conf=spark.kubernetes.container.image=apache/spark:{version}"
+
+
 SERVICE_ACCOUNT = "spark-sa"
 PRIORITY = f"sp-parity-{uuid.uuid4().hex[:6]}"
 LONG_NAME = "secret-app-with-a-rather-long-name-that-goes-past-sixty-three-chars"
@@ -190,10 +199,14 @@ def _with_trailing(case: str) -> int:
     return tail.get(case, 1)
 
 
-def argv_for(case: str, namespace: str, templates: dict[str, Path]) -> list[str]:
-    """The case's argv with the namespace and the no-wait option before the app resource."""
+def argv_for(
+    case: str, namespace: str, templates: dict[str, Path], version: str = SPARK_VERSION
+) -> list[str]:
+    """The case's argv with the namespace and the no-wait option before the app resource, its
+    image tagged with Spark ``version`` (sparkplane reads the version from the tag, as it does
+    for any user's image)."""
     out: list[str] = []
-    for arg in CASES[case]:
+    for arg in (a.replace(IMAGE, versioned(version)) for a in CASES[case]):
         if arg == "<templates>":
             for role, path in templates.items():
                 out += ["--conf", f"{parity.TEMPLATE_KEYS[role]}={path}"]
@@ -226,11 +239,18 @@ def _namespace(kube: Kube, case: str, side: str) -> str:
     return name
 
 
+@pytest.fixture(scope="module", params=SPARK_VERSIONS)
+def version(request: pytest.FixtureRequest) -> str:
+    """The Spark version whose spark-submit the module's cases run against."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
 def outcomes(
-    kube: Kube, kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
+    kube: Kube, kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory, version: str
 ) -> Iterator[dict[str, Outcome]]:
-    """Submit every case both ways (spark-submit two at a time) and read both back."""
+    """Submit every case both ways with Spark ``version`` (spark-submit two at a time) and read
+    both back."""
     server = kube.api.configuration.host
     folder = tmp_path_factory.mktemp("templates")
     templates = {
@@ -261,14 +281,17 @@ def outcomes(
         ns = spaces[case][0]
         try:
             env = {"SPARK_CONF_DIR": str(conf_dirs[case])} if case in conf_dirs else None
-            parity.run_spark_submit(server, argv_for(case, ns, templates), kubeconfig, env=env)
+            parity.run_spark_submit(
+                server, argv_for(case, ns, templates, version), kubeconfig, env=env, version=version
+            )
         except Exception as exc:  # reported by the case's test, not here
             results[case].error = f"spark-submit: {exc}"
 
     def ours(case: str) -> None:
         ns = spaces[case][1]
         try:
-            source = parity.sparkplane_source(argv_for(case, ns, templates), conf_dirs.get(case))
+            argv = argv_for(case, ns, templates, version)
+            source = parity.sparkplane_source(argv, conf_dirs.get(case))
             assert source.app is not None
             submit_native(kube, source.app, SubmitOptions(conf_files=source.conf_files))
         except Exception as exc:

@@ -57,7 +57,9 @@ Ref = tuple[str, str, str]  # (apiVersion, kind, name)
 #: How long a submission may take between creating the owner and its last dependent.
 DEFAULT_GRACE = timedelta(minutes=5)
 #: Kinds whose presence is checked; others (Secrets: no identity may read them) count as present.
-CHECKED_KINDS = frozenset({"ConfigMap", "Service", "Ingress", "PersistentVolumeClaim"})
+CHECKED_KINDS = frozenset(
+    {"ConfigMap", "Service", "Ingress", "PersistentVolumeClaim", "NetworkPolicy"}
+)
 
 
 def dependents_of(owner: Mapping[str, Any]) -> list[Ref] | None:

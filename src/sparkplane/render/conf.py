@@ -155,6 +155,18 @@ UNKNOWN_VERSION = Problem(
 )
 
 
+def at_least(version: str | None, wanted: tuple[int, int]) -> bool:
+    """Whether Spark ``version`` (``"4.2.0"``) is ``wanted`` (major, minor) or newer; an
+    unknown or unparsable version is not."""
+    if not version:
+        return False
+    parts = version.split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) >= wanted
+    except (ValueError, IndexError):
+        return False
+
+
 def _spark_version(app: SparkApp) -> str | None:
     """``runtimeVersions.sparkVersion``, else the version in the image tag, else None."""
     if app.spec.runtime_versions is not None:

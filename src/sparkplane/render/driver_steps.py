@@ -21,6 +21,7 @@ from sparkplane.render.steps import (
     extra_resources,
     hadoop_conf,
     mount_secrets,
+    network_policy,
     placement,
     priority_class,
     service_account,
@@ -54,6 +55,12 @@ DRIVER_STEPS: tuple[StepSpec, ...] = (
         "driver-service",
         DriverServiceStep(),
         about="DriverServiceFeatureStep: the headless Service executors reach the driver by",
+    ),
+    StepSpec(
+        "network-policy",
+        network_policy.NetworkPolicyStep(),
+        network_policy.applies,
+        about="NetworkPolicyFeatureStep (Spark 4.2+): only the app's pods reach its executors",
     ),
     StepSpec(
         "mount-secrets",

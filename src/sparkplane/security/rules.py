@@ -149,6 +149,13 @@ CLIENT = Policy(
             "the optional Spark UI Ingress (spec.sparkUI), owned by the driver pod",
         ),
         rule(
+            NETWORKING,
+            "networkpolicies",
+            ("create", "get", "list", "watch", "delete"),
+            "Spark 4.2+'s per-app NetworkPolicy (only the app's own pods reach its executors), "
+            "owned by the driver pod; delete is the rollback of a submit that failed half-way",
+        ),
+        rule(
             (CORE, EVENTS),
             "events",
             READ,
@@ -370,7 +377,8 @@ OPERATOR = Policy(
             NETWORKING,
             "networkpolicies",
             ("get", "create", "delete"),
-            "a SparkCluster's NetworkPolicy: only its own pods and its applications reach it",
+            "a SparkCluster's NetworkPolicy (only its own pods and its applications reach it) "
+            "and Spark 4.2+'s per-app NetworkPolicy (only an app's pods reach its executors)",
         ),
     ),
     own_namespace=(
@@ -467,9 +475,10 @@ GC = Policy(
         ),
         rule(
             NETWORKING,
-            "ingresses",
+            ("ingresses", "networkpolicies"),
             ("get",),
-            "half-made apps: the UI Ingress a driver pod announced",
+            "half-made apps: the UI Ingress and the NetworkPolicy (Spark 4.2+) a driver pod "
+            "announced",
         ),
     ),
     cluster_wide_allowed=True,

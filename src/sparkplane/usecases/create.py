@@ -23,6 +23,7 @@ from typing import Any
 
 from sparkplane.errors import (
     AlreadyExistsError,
+    ForbiddenError,
     KubeError,
     Problem,
     SubmissionError,
@@ -161,6 +162,7 @@ def submit_objects(
     meta = driver["metadata"]
     namespace = meta.get("namespace") or "default"
     check_ownable(kube, dependents, namespace)
+    check_rights(kube, [*(pre_resources or []), *dependents], namespace)
     try:
         created = create_owned(
             kube, driver, dependents, pre_resources=pre_resources, namespace=namespace
@@ -220,6 +222,53 @@ def check_ownable(kube: Kube, dependents: list[Obj], namespace: str) -> None:
             )
     if problems:
         raise ValidationError(problems, subject="application objects")
+
+
+PREFLIGHT_KINDS: dict[str, str] = {
+    "NetworkPolicy": "Spark 4.2+ creates a NetworkPolicy per app (only its pods reach its "
+    "executors)",
+}
+"""Kinds a submission asks the API server about before creating anything (a
+SelfSubjectAccessReview each), with why it makes them: kinds that a role written for older
+Spark versions may not grant. The core kinds (pods, ConfigMaps, Services) need no question:
+without them nothing works, and a refusal rolls back as any failure does."""
+
+
+def check_rights(kube: Kube, objects: list[Obj], namespace: str) -> None:
+    """Refuse, before anything is created, a submission whose identity may not create one of
+    the :data:`PREFLIGHT_KINDS` it renders (exit code 6, as any RBAC refusal), naming the
+    right and the role that grants it."""
+    for kind in sorted({o.get("kind", "") for o in objects} & PREFLIGHT_KINDS.keys()):
+        api_version = next(o["apiVersion"] for o in objects if o.get("kind") == kind)
+        res = kube.resource(api_version, kind)
+        group = api_version.rpartition("/")[0]
+        if not _may_create(kube, group, res.plural, namespace):
+            raise ForbiddenError(
+                f"this identity may not create {res.plural}.{group} in namespace "
+                f"{namespace!r}, and the app needs it: {PREFLIGHT_KINDS[kind]}; nothing was "
+                f"created. Fix: `kubectl auth can-i create {res.plural}.{group} -n {namespace}`"
+                " says no; an admin applies this version's client role: "
+                f"`sparkplane rbac client -n {namespace} --apply`",
+                code=403,
+                reason="Forbidden",
+            )
+
+
+def _may_create(kube: Kube, group: str, resource: str, namespace: str) -> bool:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {
+            "resourceAttributes": {
+                "namespace": namespace,
+                "verb": "create",
+                "group": group,
+                "resource": resource,
+            }
+        },
+    }
+    answer = kube.create(review, None)
+    return bool((answer.get("status") or {}).get("allowed"))
 
 
 def create_resource_once(kube: Kube, cr: dict[str, Any], namespace: str) -> tuple[bool, Obj]:

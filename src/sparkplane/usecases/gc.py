@@ -1,7 +1,7 @@
 """TTL clean-up of finished native applications (the seed's CronJob idea, done properly).
 
 Deleting a finished driver pod (Background propagation) lets the garbage collector remove its
-ConfigMaps, Services and Ingress. The TTL is per app (annotation or label
+ConfigMaps, Services, Ingress and NetworkPolicy. The TTL is per app (annotation or label
 ``sparkplane.io/ttl-seconds-after-finished``, set by ``submit --ttl``) or the default given here.
 Also deletes half-made apps: unfinished driver pods past a grace period (``--grace``, 5
 minutes) whose announced ConfigMaps, Services, Ingresses or PVCs never came (a submitter killed

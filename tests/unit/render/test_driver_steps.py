@@ -60,6 +60,7 @@ def test_the_driver_steps_in_order() -> None:
         "basic-driver",
         "service-account",
         "driver-service",
+        "network-policy",
         "mount-secrets",
         "env-secrets",
         "volumes",
@@ -102,6 +103,10 @@ def test_the_driver_steps_in_order() -> None:
         ({"sparkUI": {"ingress": {"host": "h"}}}, ["spark-ui"]),
         ({"sparkUI": {}}, []),
         ({"configMapSpecs": [{"name": "c"}]}, ["extra-resources"]),
+        ({"runtimeVersions": {"sparkVersion": "4.2.0"}}, ["network-policy"]),
+        ({"runtimeVersions": {"sparkVersion": "4.3.0"}}, ["network-policy"]),
+        ({"runtimeVersions": {"sparkVersion": "4.1.1"}}, []),
+        ({"image": "registry/spark:4.3.0"}, ["network-policy"]),  # the version in the tag
     ],
 )
 def test_which_steps_apply(spec: dict[str, Any], applied: list[str]) -> None:

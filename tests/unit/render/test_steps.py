@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from sparkplane.render import DriverConf, DriverState, RenderContext
+from sparkplane.render.pipeline import render
 from sparkplane.render.properties import load
 from sparkplane.render.step import Step
 from sparkplane.render.steps.basic_driver import BasicDriverStep
@@ -25,6 +26,7 @@ from sparkplane.render.steps.service_account import ServiceAccountStep
 from sparkplane.render.steps.spark_conf import SparkConfStep
 from sparkplane.render.steps.spark_ui import SparkUIStep
 from sparkplane.render.steps.volumes import VolumesStep
+from sparkplane.vocab import APP_SELECTOR_LABEL
 
 from .helpers import IDS, make_app, make_conf, start
 
@@ -361,3 +363,55 @@ def test_spark_conf_step_serialises_every_property() -> None:
         {"key": "spark.properties", "mode": 420, "path": "spark.properties"}
     ]
     assert _env(out) == {"SPARK_CONF_DIR": "/opt/spark/conf"}
+
+
+def test_spark_4_2_and_newer_get_the_per_app_network_policy() -> None:
+    """As Spark 4.2's NetworkPolicyFeatureStep: executors admit their own app's pods only."""
+    app = make_app(runtimeVersions={"sparkVersion": "4.3.0"}, image="apache/spark:4.3.0")
+    out = render(app, IDS)
+    [policy] = [o for o in out.resources if o["kind"] == "NetworkPolicy"]
+    app_id = IDS.app_id
+    assert policy["apiVersion"] == "networking.k8s.io/v1"
+    assert policy["metadata"]["name"] == f"{IDS.resource_prefix}-policy"
+    assert policy["metadata"]["labels"][APP_SELECTOR_LABEL] == app_id
+    assert policy["spec"] == {
+        "podSelector": {"matchLabels": {"spark-role": "executor", APP_SELECTOR_LABEL: app_id}},
+        "ingress": [{"from": [{"podSelector": {"matchLabels": {APP_SELECTOR_LABEL: app_id}}}]}],
+    }
+    assert policy not in out.pre_resources  # created owned, right after the driver pod
+    older = render(make_app(runtimeVersions={"sparkVersion": "4.1.1"}), IDS)
+    assert not [o for o in older.objects if o["kind"] == "NetworkPolicy"]
+
+
+@pytest.mark.parametrize(
+    ("version", "conf", "expected"),
+    [
+        ("4.0.1", {}, None),
+        ("4.2.0", {}, None),
+        ("4.3.0", {}, False),
+        ("4.3.0", {"spark.kubernetes.securityContext.allowPrivilegeEscalation": "true"}, True),
+        (
+            "4.3.0",
+            {
+                "spark.kubernetes.securityContext.allowPrivilegeEscalation": "true",
+                "spark.kubernetes.driver.securityContext.allowPrivilegeEscalation": "false",
+            },
+            False,
+        ),
+    ],
+)
+def test_spark_4_3_sets_the_driver_containers_privilege_escalation(
+    version: str, conf: dict[str, str], expected: bool | None
+) -> None:
+    app = make_app(runtimeVersions={"sparkVersion": version}, sparkConf=conf)
+    out = render(app, IDS)
+    context = out.driver_pod["spec"]["containers"][0].get("securityContext") or {}
+    assert context.get("allowPrivilegeEscalation") == expected
+
+
+@pytest.mark.parametrize(("version", "protocol"), [("4.1.1", None), ("4.2.0", "grpc")])
+def test_the_spark_connect_port_is_grpc_from_4_2(version: str, protocol: str | None) -> None:
+    out = render(make_app(runtimeVersions={"sparkVersion": version}), IDS)
+    [service] = [o for o in out.resources if o["kind"] == "Service"]
+    [port] = [p for p in service["spec"]["ports"] if p["name"] == "spark-connect"]
+    assert port.get("appProtocol") == protocol

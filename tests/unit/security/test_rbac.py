@@ -97,6 +97,7 @@ def test_gc_and_staging_are_minimal():
         ("", "services"): {"get"},
         ("", "persistentvolumeclaims"): {"get"},
         ("networking.k8s.io", "ingresses"): {"get"},
+        ("networking.k8s.io", "networkpolicies"): {"get"},  # Spark 4.2+ apps
     }
     assert _grants(Identity.STAGING) == {
         ("", "pods"): {"get", "list"},

@@ -4,20 +4,24 @@ Adds the pod name, labels and annotations; the container name (kept from a templ
 ``spark-kubernetes-driver``), image and pull policy; the RPC, block manager and UI ports
 (plus Spark Connect from 4.1); ``SPARK_USER``, ``SPARK_APPLICATION_ID``, driverEnv and the
 pod-IP bind address; CPU and memory with Spark's overhead formula; restartPolicy Never,
-node selector, pull secrets and scheduler. System properties: pod name, app id,
-``submitInDriver`` and the default overhead factor. Pure.
+node selector, pull secrets and scheduler; from 4.3, the container's
+``securityContext.allowPrivilegeEscalation`` (false unless the conf says true). System
+properties: pod name, app id, ``submitInDriver`` and the default overhead factor. Pure.
 
 Deviation: driverEnv entries are sorted by name (Spark emits them in hash order).
 """
 
 from __future__ import annotations
 
-from sparkplane.render.conf import DriverConf
+from sparkplane.render.conf import DriverConf, at_least
 from sparkplane.render.memory import driver_memory, java_double
 from sparkplane.render.state import DriverState, Obj, append, clone, env_var, section
 from sparkplane.spec.conf import K8S, split_list
 from sparkplane.spec.conf_keys import custom_resources
 from sparkplane.vocab import DRIVER_CONTAINER
+
+CONNECT_PORT_NAME = "spark-connect"
+"""The name of Spark Connect's gRPC port on the driver (Spark 4.1+)."""
 
 
 def driver_ports(conf: DriverConf) -> list[tuple[str, int]]:
@@ -28,19 +32,10 @@ def driver_ports(conf: DriverConf) -> list[tuple[str, int]]:
         ("blockmanager", int(block or 7079)),
         ("spark-ui", int(conf.get("spark.ui.port") or 4040)),
     ]
-    if _at_least(conf.spark_version, (4, 1)):
-        ports.append(("spark-connect", int(conf.get("spark.connect.grpc.binding.port") or 15002)))
+    if at_least(conf.spark_version, (4, 1)):
+        port = int(conf.get("spark.connect.grpc.binding.port") or 15002)
+        ports.append((CONNECT_PORT_NAME, port))
     return ports
-
-
-def _at_least(version: str | None, wanted: tuple[int, int]) -> bool:
-    if not version:
-        return False
-    parts = version.split(".")
-    try:
-        return (int(parts[0]), int(parts[1])) >= wanted
-    except (ValueError, IndexError):
-        return False
 
 
 class BasicDriverStep:
@@ -122,4 +117,18 @@ class BasicDriverStep:
         for name, attrs in custom_resources(conf.conf, "driver").items():
             if "amount" in attrs and "vendor" in attrs:
                 limits[f"{attrs['vendor']}/{name}"] = attrs["amount"]
+        if at_least(conf.spark_version, (4, 3)):
+            section(container, "securityContext")["allowPrivilegeEscalation"] = (
+                allow_privilege_escalation(conf)
+            )
         return container
+
+
+def allow_privilege_escalation(conf: DriverConf) -> bool:
+    """Spark 4.3's ``spark.kubernetes.driver.securityContext.allowPrivilegeEscalation``
+    (falling back to ``spark.kubernetes.securityContext.allowPrivilegeEscalation``, default
+    false), which its ``BasicDriverFeatureStep`` writes on the driver container."""
+    value = conf.get(f"{K8S}.driver.securityContext.allowPrivilegeEscalation") or conf.get(
+        f"{K8S}.securityContext.allowPrivilegeEscalation"
+    )
+    return (value or "false").strip().lower() == "true"
