@@ -22,6 +22,14 @@ from tests.realnode.sparkapps import (
 )
 from tests.realnode.test_spark import PI_LINE, _python_app
 
+LOG4J2_MARK = "[log4j2.properties of the submitter's SPARK_CONF_DIR]"
+LOG4J2 = (
+    "rootLogger.level = info\nrootLogger.appenderRef.stdout.ref = console\n"
+    "appender.console.type = Console\nappender.console.name = console\n"
+    "appender.console.layout.type = PatternLayout\n"
+    f"appender.console.layout.pattern = {LOG4J2_MARK} %p %c{{1}}: %m%n\n"
+)
+
 
 def test_higher_priority_app_preempts_a_running_one(
     kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path, priority_classes: tuple[str, str]
@@ -68,10 +76,16 @@ def test_same_sparkpi_through_spark_submit_and_sparkplane(
         "--conf", "spark.executor.memory=512m",
     ]  # fmt: skip
     main = ["local:///opt/spark/examples/src/main/python/pi.py", "4"]
+    # the submitter's SPARK_CONF_DIR: spark-submit ships its log4j2.properties into the driver's
+    # /opt/spark/conf (the spark.properties ConfigMap), and so must sparkplane (issue 23, item 6)
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    (conf_dir / "log4j2.properties").write_text(LOG4J2)
+    env = {"SPARK_CONF_DIR": str(conf_dir)}
     started = time.monotonic()
     theirs_args = ["--name", "via-spark-submit", *common]
     theirs_args += ["--conf", "spark.kubernetes.submission.waitAppCompletion=false"]
-    run_spark_submit(real_cluster.server, [*theirs_args, *main], kubeconfig)
+    run_spark_submit(real_cluster.server, [*theirs_args, *main], kubeconfig, env=env)
 
     def their_driver_done() -> dict | None:
         pod = driver_pod(kube, namespace, "via-spark-submit")
@@ -80,10 +94,16 @@ def test_same_sparkpi_through_spark_submit_and_sparkplane(
     theirs = wait_for(their_driver_done, timeout=300, what="spark-submit's driver", interval=1)
     spark_submit_s = time.monotonic() - started
     assert theirs["status"]["phase"] == "Succeeded"
-    assert PI_LINE in pod_logs(kube, namespace, theirs["metadata"]["name"])
+    their_log = pod_logs(kube, namespace, theirs["metadata"]["name"])
+    assert PI_LINE in their_log
     started = time.monotonic()
-    name = submit(kubeconfig, "--wait", "--timeout", "300", "--name", "via-sparkplane",
-                  *common, *main)  # fmt: skip
+    out = cli(kubeconfig, "submit", "--wait", "--timeout", "300", "--name", "via-sparkplane",
+              *common, *main, env_extra=env)  # fmt: skip
+    name = out.stdout.strip().splitlines()[-1].split()[-1].rsplit("/", 1)[-1]
     sparkplane_s = time.monotonic() - started
-    assert PI_LINE in cli(kubeconfig, "logs", name, "-n", namespace).stdout
+    our_log = cli(kubeconfig, "logs", name, "-n", namespace).stdout
+    assert PI_LINE in our_log
+    for log in (their_log, our_log):  # both drivers logged through the submitter's file
+        assert f"{LOG4J2_MARK} INFO" in log, log[-2000:]
+        assert "Using Spark's default log4j profile" not in log
     print(f"SparkPi end to end: spark-submit {spark_submit_s:.1f}s, sparkplane {sparkplane_s:.1f}s")
