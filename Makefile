@@ -102,7 +102,13 @@ demo: $(STAMP)
 ## test: lint + types + unit, then the two cluster suites side by side: integration (KWOK) and
 ## realnode (Spark really runs on a real node). They share nothing (their own clusters, ports and
 ## state dirs); each suite's output is printed in one piece when it ends (make -O).
+## test: the real-node suite is the longer one, so what it needs is built first, at full speed;
+## the KWOK suite's own extras (Kueue, Helm, the other Spark versions' spark-submit) are built by
+## its target, beside the real-node tests
 test: lint types unit
+ifneq ($(REALNODE),0)
+	$(BIN)/sparkplane dev-cluster build --real-node
+endif
 	$(MAKE) --no-print-directory -j2 --output-sync=target integration realnode
 
 lint: $(STAMP)
@@ -120,7 +126,7 @@ unit: $(STAMP)
 
 integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
-	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build; fi
+	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build --kueue; fi
 	$(BIN)/python -m sparkplane_devcluster.helmbin
 	@# the parity tests run the spark-submit of every supported Spark version
 	$(BIN)/python -m sparkplane_devcluster.sparksubmits

@@ -108,8 +108,12 @@ def build(
     real_node: Annotated[
         bool, typer.Option("--real-node", help="Also the real node's binaries and images.")
     ] = False,
+    kueue: Annotated[
+        bool, typer.Option("--kueue", help="Also Kueue's manager (`up --kueue`, `kueue up`).")
+    ] = False,
 ) -> None:
-    """Build the pinned binaries from Go modules unless cached; print where they are."""
+    """Build the pinned binaries from Go modules unless cached (the control plane, KWOK and
+    SeaweedFS; more with the options, as `up` needs them); print where they are."""
     from sparkplane_devcluster.build import ensure_binaries
     from sparkplane_devcluster.cluster import default_cache_dir
     from sparkplane_devcluster.kueue import ensure_kueue
@@ -118,7 +122,8 @@ def build(
     cache = cache_dir or default_cache_dir()
     bins = ensure_binaries(cache, progress)
     ensure_weed(cache, progress)
-    ensure_kueue(cache, progress)
+    if kueue:
+        ensure_kueue(cache, progress)
     if real_node:
         from sparkplane_devcluster.images import ensure_images
         from sparkplane_devcluster.nodebuild import ensure_node_binaries
