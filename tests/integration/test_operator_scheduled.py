@@ -18,6 +18,7 @@ from sparkplane.kube import Kube
 from sparkplane.operator.core.scheduled_spec import GROUP, KIND, VERSION
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
+from sparkplane.vocab import KUBEFLOW_API_VERSION
 from sparkplane.vocab import SCHEDULED_BY_LABEL as SCHEDULE_LABEL
 from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import API, history, running_operator, spark_app
@@ -119,3 +120,63 @@ def test_schedules(kube: Kube, namespace: str, operator: Operator) -> None:
     time.sleep(1)
     assert len(runs(kube, namespace, "paused")) <= 2
     assert resumed[0]["spec"]["mainClass"] == "org.apache.spark.examples.SparkPi"
+
+
+def test_kubeflows_scheduled_spark_application(
+    kube: Kube, namespace: str, operator: Operator
+) -> None:
+    """Kubeflow's ``sparkoperator.k8s.io/v1beta2`` ScheduledSparkApplication, served by the same
+    operator (its shipped RBAC): runs are v1beta2 SparkApplications owned by the schedule, each
+    reaching Kubeflow's COMPLETED; the history limit keeps one; the status is Kubeflow's."""
+    from tests.integration.test_operator_kubeflow import _app
+
+    template = _app("unused", {"outcome": "Succeeded", "run-for": "1s"})["spec"]
+    kube.create(
+        {
+            "apiVersion": KUBEFLOW_API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": "kf-every"},
+            "spec": {"schedule": "@every 3s", "successfulRunHistoryLimit": 1, "template": template},
+        },
+        namespace=namespace,
+    )
+
+    def kf_status() -> dict[str, Any]:
+        return kube.get(KUBEFLOW_API_VERSION, KIND, "kf-every", namespace).get("status") or {}
+
+    def kf_runs() -> list[dict[str, Any]]:
+        selector = f"{SCHEDULE_LABEL}=kf-every"
+        return kube.list(
+            KUBEFLOW_API_VERSION, "SparkApplication", namespace, label_selector=selector
+        )
+
+    def completed_kept() -> list[str] | None:
+        kept = kf_status().get("pastSuccessfulRunNames") or []
+        return kept if len(kept) == 1 else None
+
+    [kept] = wait_for(completed_kept, timeout=90, what="kf-every: a COMPLETED run kept")
+    run = kube.get(KUBEFLOW_API_VERSION, "SparkApplication", kept, namespace)
+    assert run["status"]["applicationState"]["state"] == "COMPLETED"
+    [owner] = run["metadata"]["ownerReferences"]
+    assert (owner["apiVersion"], owner["kind"], owner["name"]) == (
+        KUBEFLOW_API_VERSION,
+        KIND,
+        "kf-every",
+    )
+    status = kf_status()
+    assert status["scheduleState"] == "Scheduled" and status["lastRunName"]
+    assert status["nextRun"] and status["lastRun"]
+    wait_for(
+        lambda: (
+            len(kf_status().get("pastSuccessfulRunNames") or []) == 1
+            and kf_status()["pastSuccessfulRunNames"] != [kept]
+        ),
+        timeout=60,
+        what="kf-every: a newer COMPLETED run replaces the kept one",
+    )
+    wait_for(
+        lambda: all(r["metadata"]["name"] != kept for r in kf_runs()),
+        timeout=30,
+        what="kf-every: the run beyond the history limit deleted",
+    )
+    assert not kube.list(API, "SparkApplication", namespace)  # no Apache runs for it

@@ -264,10 +264,11 @@ OPERATOR = Policy(
             "write the state and its transition history into .status",
         ),
         rule(
-            APACHE,
+            (APACHE, KUBEFLOW),
             "sparkapplications",
             ("create",),
-            "a ScheduledSparkApplication's runs, created when the schedule is due",
+            "a ScheduledSparkApplication's runs, created when the schedule is due (Apache "
+            "runs for sparkplane.io schedules, v1beta2 runs for Kubeflow's)",
         ),
         rule(
             KUBEFLOW,
@@ -283,13 +284,13 @@ OPERATOR = Policy(
             "write Kubeflow's applicationState, driverInfo and executorState into .status",
         ),
         rule(
-            SPARKPLANE,
+            (SPARKPLANE, KUBEFLOW),
             "scheduledsparkapplications",
             READ,
-            "watch the ScheduledSparkApplications it runs",
+            "watch the ScheduledSparkApplications it runs (sparkplane's and Kubeflow's API)",
         ),
         rule(
-            SPARKPLANE,
+            (SPARKPLANE, KUBEFLOW),
             "scheduledsparkapplications/status",
             ("get", "update", "patch"),
             "write a schedule's last and next run and its run history into .status",

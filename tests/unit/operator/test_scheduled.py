@@ -189,3 +189,73 @@ def test_every_reads_go_durations(text: str, seconds: int | None) -> None:
 
     got = every(text)
     assert (got.total_seconds() if got else None) == seconds
+
+
+KUBEFLOW_TEMPLATE = {
+    "type": "Scala",
+    "mode": "cluster",
+    "image": "docker.io/sparkplane/spark:4.0.1",
+    "mainClass": "org.apache.spark.examples.SparkPi",
+    "mainApplicationFile": "local:///opt/spark/examples/jars/spark-examples.jar",
+    "sparkVersion": "4.0.1",
+    "driver": {"cores": 1, "memory": "512m"},
+    "executor": {"instances": 1, "cores": 1, "memory": "512m"},
+}
+
+
+def kubeflow_scheduled(**spec: Any) -> dict[str, Any]:
+    cr = scheduled(**spec)
+    cr["apiVersion"] = "sparkoperator.k8s.io/v1beta2"
+    cr["spec"]["template"] = spec.get("template", KUBEFLOW_TEMPLATE)
+    return cr
+
+
+def test_kubeflows_schedule_makes_v1beta2_runs_and_reads_their_internal_states() -> None:
+    cr = kubeflow_scheduled(successfulRunHistoryLimit=1)
+    due = datetime(2026, 3, 28, 23, 5, tzinfo=UTC)
+    [run] = creates(decide_schedule(cr, [], due + timedelta(seconds=1)))
+    assert run["apiVersion"] == "sparkoperator.k8s.io/v1beta2"
+    assert run["kind"] == "SparkApplication" and run["spec"] == KUBEFLOW_TEMPLATE
+    assert run["metadata"]["labels"][SCHEDULE_LABEL] == "nightly"
+    assert run["metadata"]["ownerReferences"][0]["apiVersion"] == "sparkoperator.k8s.io/v1beta2"
+    # two finished runs, history limit 1: the older one is deleted, as a v1beta2 resource
+    done = ("Submitted", "Succeeded", "ResourceReleased")
+    old = Run("nightly-1", due - timedelta(minutes=5), done)
+    new = Run("nightly-2", due, done)
+    decision = decide_schedule(cr, [old, new], due + timedelta(minutes=1))
+    [refs] = [a.refs for a in decision.actions if isinstance(a, DeleteResources)]
+    assert refs == (("sparkoperator.k8s.io/v1beta2", "SparkApplication", "nightly-1"),)
+
+
+def test_kubeflows_schedule_refuses_an_apache_template_by_field() -> None:
+    cr = kubeflow_scheduled(template=TEMPLATE)  # Apache's fields, not v1beta2's
+    decision = decide_schedule(cr, [], T0 + timedelta(minutes=10))
+    assert decision.status is not None
+    assert decision.status["scheduleState"] == "FailedValidation"
+    assert "spec.template" in decision.status["reason"]
+    assert not creates(decision)
+
+
+def test_a_v1beta2_runs_states_come_from_its_internal_apache_status() -> None:
+    from sparkplane.operator.core.scheduled_spec import KUBEFLOW_SCHEDULE
+    from sparkplane.operator.kinds.scheduled_io import runs_of
+
+    cr = kubeflow_scheduled()
+    history = {
+        "0": {"currentStateSummary": "Succeeded"},
+        "1": {"currentStateSummary": "ResourceReleased"},
+    }
+    app = {
+        "metadata": {
+            "name": "nightly-1",
+            "labels": {SCHEDULE_LABEL: "nightly"},
+            "annotations": {SCHEDULED_AT: format_time(T0)},
+            "ownerReferences": [{"uid": "u-s"}],
+        },
+        "status": {
+            "applicationState": {"state": "COMPLETED"},
+            "sparkplane": {"stateTransitionHistory": history},
+        },
+    }
+    [run] = runs_of(cr, [app], KUBEFLOW_SCHEDULE)
+    assert run.finished and run.succeeded

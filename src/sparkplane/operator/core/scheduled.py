@@ -14,10 +14,12 @@ via ``croniter``; ``@every`` intervals count from the resource's creation) and
 * A due run with an unfinished earlier run (not yet ``ResourceReleased`` /
   ``TerminatedWithoutReleaseResources``): ``Allow`` creates it anyway, ``Forbid`` skips it,
   ``Replace`` deletes the unfinished runs and creates it.
-* A run is the ``spark.apache.org/v1`` SparkApplication ``<name>-<unix seconds of the schedule
-  time>`` (deterministic, so a repeated reconcile never makes two) with ``template`` as spec,
-  the ``runMetadata``, the label ``sparkplane.io/scheduled-by``
-  (:data:`~sparkplane.vocab.SCHEDULED_BY_LABEL`) and an ownerReference to the schedule.
+* A run is the SparkApplication (``spark.apache.org/v1``; for Kubeflow's API
+  ``sparkoperator.k8s.io/v1beta2``) ``<name>-<unix seconds of the schedule time>``
+  (deterministic, so a repeated reconcile never makes two; Kubeflow's own operator appends
+  the creation time in nanoseconds) with ``template`` as spec, the ``runMetadata``, the
+  label ``sparkplane.io/scheduled-by`` (:data:`~sparkplane.vocab.SCHEDULED_BY_LABEL`) and an
+  ownerReference to the schedule.
 * Finished runs beyond ``successfulRunHistoryLimit`` / ``failedRunHistoryLimit`` (oldest first)
   are deleted. ``status`` as Kubeflow's: ``scheduleState``, ``reason``, ``lastRun``,
   ``lastRunName``, ``nextRun``, ``pastSuccessfulRunNames``, ``pastFailedRunNames``.
@@ -42,13 +44,13 @@ from sparkplane.operator.core.decision import CreateResources, Decision, DeleteR
 from sparkplane.operator.core.driver import owner_ref
 from sparkplane.operator.core.scheduled_spec import (
     ConcurrencyPolicy,
-    ScheduledSparkApplicationSpec,
+    ScheduleFields,
     every,
+    schedule_kind,
 )
 from sparkplane.operator.core.settings import Limits
 from sparkplane.operator.core.states import AppStateSummary as A
 from sparkplane.vocab import (
-    APACHE_API_VERSION,
     SCHEDULED_AT_ANNOTATION,
     SCHEDULED_BY_LABEL,
     SPARK_APPLICATION,
@@ -77,7 +79,7 @@ class Run:
         return self.finished and A.SUCCEEDED in self.states
 
 
-def next_after(spec: ScheduledSparkApplicationSpec, after: datetime, origin: datetime) -> datetime:
+def next_after(spec: ScheduleFields, after: datetime, origin: datetime) -> datetime:
     """The first schedule time strictly after ``after`` (``origin``: where ``@every`` starts)."""
     interval = every(spec.schedule)
     if interval is not None:
@@ -89,7 +91,7 @@ def next_after(spec: ScheduledSparkApplicationSpec, after: datetime, origin: dat
 
 
 def latest_due(
-    spec: ScheduledSparkApplicationSpec, since: datetime, now: datetime, origin: datetime
+    spec: ScheduleFields, since: datetime, now: datetime, origin: datetime
 ) -> datetime | None:
     """The last schedule time in ``(since, now]``, or None."""
     due = None
@@ -106,14 +108,15 @@ def run_name(schedule_name: str, at: datetime) -> str:
     return f"{schedule_name}-{int(at.timestamp())}"
 
 
-def build_run(cr: Mapping[str, Any], spec: ScheduledSparkApplicationSpec, at: datetime) -> Obj:
-    """The SparkApplication of the run scheduled at ``at``."""
+def build_run(cr: Mapping[str, Any], spec: ScheduleFields, at: datetime) -> Obj:
+    """The SparkApplication of the run scheduled at ``at`` (of the schedule's API: Apache's
+    for ``sparkplane.io``, v1beta2 for Kubeflow's)."""
     meta = cr["metadata"]
     labels = {**spec.run_metadata.labels, SCHEDULED_BY_LABEL: str(meta["name"])}
     annotations = {**spec.run_metadata.annotations, SCHEDULED_AT_ANNOTATION: format_time(at)}
     template = (cr.get("spec") or {}).get("template") or {}
     return {
-        "apiVersion": APACHE_API_VERSION,
+        "apiVersion": schedule_kind(cr.get("apiVersion")).run_api_version,
         "kind": SPARK_APPLICATION,
         "metadata": {
             "name": run_name(str(meta["name"]), at),
@@ -154,8 +157,9 @@ def decide_schedule(
     status: Obj = copy.deepcopy(old)
     meta = cr["metadata"]
     namespace = str(meta.get("namespace") or "default")
+    kind = schedule_kind(cr.get("apiVersion"))
     try:
-        spec = ScheduledSparkApplicationSpec.model_validate(cr.get("spec") or {})
+        spec = kind.spec_model.model_validate(cr.get("spec") or {})
     except pydantic.ValidationError as exc:
         problems = "; ".join(
             f"spec.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
@@ -190,7 +194,7 @@ def decide_schedule(
             transitions.append(Transition(None, "RunSkipped", f"{name}: earlier run active", now))
         else:
             if active and spec.concurrency_policy is ConcurrencyPolicy.REPLACE:
-                refs = tuple((APACHE_API_VERSION, SPARK_APPLICATION, r.name) for r in active)
+                refs = tuple((kind.run_api_version, SPARK_APPLICATION, r.name) for r in active)
                 actions.append(DeleteResources(namespace, refs))
                 live = [r for r in live if r.finished]
                 transitions.append(
@@ -201,7 +205,7 @@ def decide_schedule(
     failed = [r for r in live if r.finished and not r.succeeded]
     kept_bad, old_bad = _trim(failed, spec.failed_run_history_limit)
     if old_ok or old_bad:
-        refs = tuple((APACHE_API_VERSION, SPARK_APPLICATION, r.name) for r in (*old_ok, *old_bad))
+        refs = tuple((kind.run_api_version, SPARK_APPLICATION, r.name) for r in (*old_ok, *old_bad))
         actions.append(DeleteResources(namespace, refs))
     nxt = next_after(spec, max(now, since), created)
     if any(isinstance(a, CreateResources) for a in actions):

@@ -6,7 +6,8 @@ inlined, ``Optional`` â†’ ``nullable``, free-form dicts such as pod templates â†
 CRDs: SparkApplication (``sparkapp``) and SparkCluster (``sparkcluster``), namespaced, with the
 status subresource and printer columns (``v1`` stored; ``v1beta1`` and the seed's ``v1alpha1``
 served with the same schema, no conversion webhook needed), and sparkplane's own
-ScheduledSparkApplication (``sparkplane.io/v1alpha1``) and Kubeflow's SparkApplication
+ScheduledSparkApplication (``sparkplane.io/v1alpha1``), and Kubeflow's SparkApplication and
+ScheduledSparkApplication
 (``sparkoperator.k8s.io/v1beta2``, Kubeflow's printer columns). The files under
 ``deploy/crds/`` are written from here and a test checks they do not drift.
 Called by ``sparkplane operator install`` and the deploy generator. Pure.
@@ -20,7 +21,10 @@ from pydantic import BaseModel
 
 from sparkplane.operator.core import scheduled_spec as sched
 from sparkplane.operator.core.cluster_spec import SparkClusterSpec
-from sparkplane.operator.core.scheduled_spec import ScheduledSparkApplicationSpec
+from sparkplane.operator.core.scheduled_spec import (
+    KubeflowScheduledSpec,
+    ScheduledSparkApplicationSpec,
+)
 from sparkplane.spec.kubeflow import KubeflowSpec
 from sparkplane.spec.models import SparkApplicationSpec
 from sparkplane.vocab import (
@@ -238,5 +242,38 @@ def kubeflow_application_crd() -> Obj:
     return crd
 
 
+def kubeflow_scheduled_crd() -> Obj:
+    """Kubeflow's ``sparkoperator.k8s.io/v1beta2`` ScheduledSparkApplication, with its printer
+    columns; its template is a v1beta2 SparkApplication spec (unknown fields kept, as there)."""
+    columns: list[Obj] = [
+        {"name": "Schedule", "type": "string", "jsonPath": ".spec.schedule"},
+        {"name": "TimeZone", "type": "string", "jsonPath": ".spec.timeZone"},
+        {"name": "Suspend", "type": "boolean", "jsonPath": ".spec.suspend"},
+        {"name": "Last Run", "type": "date", "jsonPath": ".status.lastRun"},
+        {"name": "Last Run Name", "type": "string", "jsonPath": ".status.lastRunName"},
+        _AGE,
+    ]
+    spec = spec_schema(KubeflowScheduledSpec, required=("schedule", "template"))
+    spec["properties"]["template"]["x-kubernetes-preserve-unknown-fields"] = True
+    crd = _crd(
+        sched.KIND,
+        "scheduledsparkapplications",
+        None,  # `scheduledsparkapp` stays sparkplane's: kubectl would resolve it to either
+        spec,
+        columns,
+        group=KUBEFLOW_GROUP,
+        versions=(KUBEFLOW_VERSION,),
+        storage=KUBEFLOW_VERSION,
+    )
+    crd["metadata"]["annotations"] = {API_APPROVED: KUBEFLOW_APPROVAL}
+    return crd
+
+
 def crds() -> list[Obj]:
-    return [application_crd(), cluster_crd(), scheduled_crd(), kubeflow_application_crd()]
+    return [
+        application_crd(),
+        cluster_crd(),
+        scheduled_crd(),
+        kubeflow_application_crd(),
+        kubeflow_scheduled_crd(),
+    ]

@@ -21,14 +21,12 @@ from typing import Any
 
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
-from sparkplane.operator.core import states as st
 from sparkplane.operator.core.decision import CreateResources, Decision
 from sparkplane.operator.core.scheduled import Run, decide_schedule
-from sparkplane.operator.core.scheduled_spec import API_VERSION, KIND
+from sparkplane.operator.core.scheduled_spec import APACHE_SCHEDULE, KIND, ScheduleKind
 from sparkplane.operator.core.settings import Limits
-from sparkplane.operator.kinds.adapter import Key, Watch
+from sparkplane.operator.kinds.adapter import Key, Watch, queue_kind
 from sparkplane.vocab import (
-    APACHE_API_VERSION,
     SCHEDULED_AT_ANNOTATION,
     SCHEDULED_BY_LABEL,
     SPARK_APPLICATION,
@@ -39,19 +37,24 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 
-def served(kube: Kube) -> bool:
-    """Whether the API server serves the kind (False, with a warning, for older CRDs)."""
+def served(kube: Kube, kind: ScheduleKind = APACHE_SCHEDULE) -> bool:
+    """Whether the API server serves the kind under ``kind``'s API (False, with a warning,
+    for older CRDs)."""
     try:
-        kube.resource(API_VERSION, KIND)
+        kube.resource(kind.api_version, KIND)
     except KubeError as exc:
         if exc.code != 404:
             raise
-        log.warning("%s is not served (run `sparkplane operator install`): no schedules", KIND)
+        log.warning(
+            "%s %s is not served (run `sparkplane operator install`): no schedules of that API",
+            kind.api_version,
+            KIND,
+        )
         return False
     return True
 
 
-def runs_of(schedule: Obj, apps: Iterable[Obj]) -> list[Run]:
+def runs_of(schedule: Obj, apps: Iterable[Obj], kind: ScheduleKind = APACHE_SCHEDULE) -> list[Run]:
     """The schedule's runs among ``apps`` (matched by label and owner uid)."""
     meta = schedule["metadata"]
     found = []
@@ -67,25 +70,35 @@ def runs_of(schedule: Obj, apps: Iterable[Obj]) -> list[Run]:
         )
         if at is None:  # neither time readable: not a run this schedule can place
             continue
-        states = tuple(st.history_states(app.get("status") or {}))
+        states = kind.run_states(app.get("status") or {})
         found.append(Run(str(app_meta["name"]), at, states))
     return found
 
 
 class ScheduleAdapter:
-    """ScheduledSparkApplications: their runs in, :func:`decide_schedule` out."""
+    """ScheduledSparkApplications of one API (``schedule``: sparkplane's or Kubeflow's):
+    their runs in, :func:`decide_schedule` out. Registered under :attr:`queue` (Kubeflow's
+    kind name is sparkplane's too)."""
 
     kind = KIND
-    api_version = API_VERSION
 
-    def __init__(self, clock: Callable[[], datetime], limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], datetime],
+        limits: Limits | None = None,
+        schedule: ScheduleKind = APACHE_SCHEDULE,
+    ) -> None:
         self.clock = clock
         self.limits = limits or Limits()
+        self.schedule = schedule
+        self.api_version = schedule.api_version
+        self.queue = queue_kind(schedule.api_version, KIND)
         self._lock = threading.Lock()
         self._runs: dict[tuple[str, str], dict[str, Obj]] = {}
 
     def watches(self) -> Sequence[Watch]:
-        return (Watch(APACHE_API_VERSION, SPARK_APPLICATION, SCHEDULED_BY_LABEL, self._on_run),)
+        run = self.schedule.run_api_version
+        return (Watch(run, SPARK_APPLICATION, SCHEDULED_BY_LABEL, self._on_run),)
 
     def _on_run(self, event: str, obj: Obj) -> Iterable[Key]:
         meta = obj.get("metadata") or {}
@@ -101,7 +114,7 @@ class ScheduleAdapter:
                 bucket[name] = obj
             if not bucket:
                 self._runs.pop((namespace, str(owner)), None)
-        return ((KIND, namespace, str(owner)),)
+        return ((self.queue, namespace, str(owner)),)
 
     def resync(self) -> None:
         return None
@@ -110,7 +123,7 @@ class ScheduleAdapter:
         meta = cr["metadata"]
         with self._lock:
             apps = list(self._runs.get((str(meta["namespace"]), str(meta["name"])), {}).values())
-        decision = decide_schedule(cr, runs_of(cr, apps), self.clock(), self.limits)
+        decision = decide_schedule(cr, runs_of(cr, apps, self.schedule), self.clock(), self.limits)
         if create_error is None:
             return decision
         status = {**(decision.status or cr.get("status") or {})}

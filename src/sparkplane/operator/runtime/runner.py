@@ -31,6 +31,7 @@ from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
 from sparkplane.operator.core.decision import Transition
+from sparkplane.operator.core.scheduled_spec import SCHEDULE_KINDS
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.kinds import kubeflow_io, scheduled_io
 from sparkplane.operator.kinds.app_adapter import AppAdapter
@@ -95,8 +96,10 @@ class Operator:
         limits = self.settings.reconcile.limits
         if self.settings.reconcile_clusters:
             self.adapters[ClusterAdapter.kind] = ClusterAdapter(kube, self.name, clock, limits)
-        if self.settings.reconcile_schedules and scheduled_io.served(kube):
-            self.adapters[ScheduleAdapter.kind] = ScheduleAdapter(clock, limits)
+        for schedule in SCHEDULE_KINDS.values() if self.settings.reconcile_schedules else ():
+            if scheduled_io.served(kube, schedule):  # sparkplane's API, and Kubeflow's
+                adapter = ScheduleAdapter(clock, limits, schedule)
+                self.adapters[adapter.queue] = adapter
         if kubeflow_io.served(kube):  # Kubeflow's v1beta2 API, when its CRD is installed
             self.adapters[kubeflow_io.KUBEFLOW_APP] = KubeflowAdapter(self.app_adapter)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
