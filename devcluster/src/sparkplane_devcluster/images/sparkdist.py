@@ -4,8 +4,9 @@ The venv holds pyspark at :data:`versions.SPARK` (``requirements/dev.lock``); ev
 supported version (:data:`sparkplane.version.SPARK_VERSIONS`) comes from its own hash-pinned
 lock (``images/data/locks/pyspark-<version>.lock``), installed with ``pip install --no-deps
 --require-hashes --target`` into a cache directory keyed by the lock's content, under the
-cache's flock like every layer: only the first build pays (3.3-5.7 min measured on 2 shared
-cores, most of it building pyspark's ~450 MB sdist), later ones reuse the directory.
+cache's flock like every layer: only the first build pays (34 s in a cold run on 2 cores,
+2026-11-28; 3.3-5.7 min was seen at higher load), later ones reuse the directory. Unpacking the
+sdist in pip's layout by hand was tried and measured: 31 s, no gain, so pip stays.
 """
 
 from __future__ import annotations
