@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint types unit integration realnode install cluster-down clean deploy lock \
+.PHONY: demo test checks prebuild lint types unit integration realnode install cluster-down clean deploy lock \
 	airflow-venv kubeflow-venv
 
 # REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
@@ -99,17 +99,25 @@ lock: $(LOCK_STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-## test: lint + types + unit, then the two cluster suites side by side: integration (KWOK) and
-## realnode (Spark really runs on a real node). They share nothing (their own clusters, ports and
-## state dirs); each suite's output is printed in one piece when it ends (make -O).
-## test: the real-node suite is the longer one, so what it needs is built first, at full speed;
-## the KWOK suite's own extras (Kueue, Helm, the other Spark versions' spark-submit) are built by
-## its target, beside the real-node tests
-test: lint types unit
+## test: lint + types + unit beside the build of what the real-node suite needs (a cold build
+## downloads modules and packages while the checks use the CPU; warm, the build is a no-op), then
+## the two cluster suites side by side: integration (KWOK) and realnode (Spark really runs on a
+## real node). They share nothing (their own clusters, ports and state dirs); each suite's output
+## is printed in one piece when it ends (make -O). The real-node suite is the longer one, so what
+## it needs is built first; the KWOK suite's own extras (Kueue, Helm, the other Spark versions'
+## spark-submit) are built by its target, beside the real-node tests.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target checks prebuild
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration realnode
+
+checks: lint types unit
+
+prebuild: $(STAMP)
 ifneq ($(REALNODE),0)
 	$(BIN)/sparkplane dev-cluster build --real-node
+else
+	$(BIN)/sparkplane dev-cluster build
 endif
-	$(MAKE) --no-print-directory -j2 --output-sync=target integration realnode
 
 lint: $(STAMP)
 	$(BIN)/ruff check src $(DEVCLUSTER) $(PROVIDER) tests benchmarks examples
