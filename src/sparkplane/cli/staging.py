@@ -50,6 +50,14 @@ def serve(
         str, typer.Option(help="Address to bind (loopback; 0.0.0.0 for other machines).")
     ] = _D.host,
     port: Annotated[int, typer.Option(help="TCP port.")] = _D.port,
+    store: Annotated[
+        str,
+        typer.Option(
+            help="s3://BUCKET/PREFIX: bundles and their records in object storage, so several "
+            "replicas serve one store (endpoint and keys: the AWS environment, e.g. "
+            "AWS_ENDPOINT_URL); default: --storage-dir and --db-path on this machine.",
+        ),
+    ] = _D.store,
     storage_dir: Annotated[Path, typer.Option(help="Bundle directory.")] = _D.storage_dir,
     db_path: Annotated[Path, typer.Option(help="SQLite metadata file.")] = _D.db_path,
     max_bundle_mb: Annotated[int, typer.Option(help="Upload size limit (MiB).")] = _mb(
@@ -124,6 +132,7 @@ def serve(
         settings = StagingSettings(
             host=host,
             port=port,
+            store=store,
             storage_dir=storage_dir,
             db_path=db_path,
             max_bundle_bytes=max_bundle_mb * 1024 * 1024,

@@ -24,7 +24,7 @@ from sparkplane.staging import tokens
 from sparkplane.staging.answers import HTTPFail, fail_response
 from sparkplane.staging.auth import Denied, UploadAuth, Uploader
 from sparkplane.staging.limits import Quotas
-from sparkplane.staging.metadata import MetadataDB, ResourceRecord
+from sparkplane.staging.metadata import Metadata, ResourceRecord
 from sparkplane.staging.owner import ResourceOwner, owner_from_headers
 from sparkplane.staging.ratelimit import FailureLimiter
 from sparkplane.staging.settings import StagingSettings
@@ -32,7 +32,7 @@ from sparkplane.staging.settings import StagingSettings
 log = logging.getLogger(__name__)
 
 SETTINGS = web.AppKey("settings", StagingSettings)
-DB = web.AppKey("db", MetadataDB)
+DB: web.AppKey[Metadata] = web.AppKey("db")
 LIMITER = web.AppKey("limiter", FailureLimiter)
 ADDRESS_LIMITER = web.AppKey("address_limiter", FailureLimiter)
 """A backstop over all namespaces of one address, at 10x the limit: unknown tokens sprayed

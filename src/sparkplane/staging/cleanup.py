@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sparkplane.staging.metadata import MetadataDB, ResourceRecord
+from sparkplane.staging.metadata import Metadata, ResourceRecord
 from sparkplane.staging.owner import ResourceOwner
 from sparkplane.staging.store import Store
 
@@ -134,7 +134,7 @@ def decide(
 
 
 def run_cleanup(
-    db: MetadataDB,
+    db: Metadata,
     store: Store,
     owner_exists: OwnerChecker,
     now: float,
@@ -150,7 +150,7 @@ def run_cleanup(
     return deletions
 
 
-def sweep_orphans(db: MetadataDB, store: Store) -> int:
+def sweep_orphans(db: Metadata, store: Store) -> int:
     """Delete stored bundles without a metadata row (a crash between commit and insert)."""
     known = {record.resource_id for record in db.all()}
     orphans = [rid for rid in store.list_ids() if rid not in known]

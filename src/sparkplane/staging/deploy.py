@@ -40,9 +40,21 @@ LABELS = {
 
 
 def manifests(
-    namespace: str = SYSTEM_NAMESPACE, *, image: str = IMAGE, storage: str = "20Gi"
+    namespace: str = SYSTEM_NAMESPACE,
+    *,
+    image: str = IMAGE,
+    storage: str = "20Gi",
+    store: str = "",
+    s3_secret: str = "",
+    replicas: int = 2,
 ) -> list[Obj]:
-    """The claim, Deployment and Service of the staging server (RBAC separately)."""
+    """The claim, Deployment and Service of the staging server (RBAC separately).
+
+    With ``store`` (``s3://BUCKET/PREFIX``) there is no claim: bundles and records live in the
+    bucket (:mod:`sparkplane.staging.s3`), ``replicas`` servers share it behind the Service
+    (rolling updates), and the Secret ``s3_secret`` gives them the AWS variables
+    (``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``;
+    empty: the pod's own identity, e.g. IRSA)."""
     meta = {"name": NAME, "namespace": namespace, "labels": dict(LABELS)}
     selector = {"app.kubernetes.io/name": NAME}
     probe = {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 10}
@@ -51,9 +63,12 @@ def manifests(
         "image": image,
         "imagePullPolicy": "IfNotPresent",
         "args": [  # the image's entrypoint is `tini -- sparkplane`
-            *("staging", "serve", "--in-cluster"),
-            *("--host", "0.0.0.0", "--port", str(PORT), "--storage-dir", f"{DATA}/bundles"),
-            *("--db-path", f"{DATA}/metadata.sqlite3"),
+            *("staging", "serve", "--in-cluster", "--host", "0.0.0.0", "--port", str(PORT)),
+            *(
+                ("--store", store)
+                if store
+                else ("--storage-dir", f"{DATA}/bundles", "--db-path", f"{DATA}/metadata.sqlite3")
+            ),
         ],
         "ports": [{"name": "http", "containerPort": PORT, "protocol": "TCP"}],
         "readinessProbe": probe,
@@ -75,13 +90,17 @@ def manifests(
         "metadata": {**meta, "name": f"{NAME}-data"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": storage}}},
     }
+    if store:
+        container.pop("volumeMounts")
+        if s3_secret:
+            container["envFrom"] = [{"secretRef": {"name": s3_secret}}]
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": meta,
         "spec": {
-            "replicas": 1,
-            "strategy": {"type": "Recreate"},
+            "replicas": replicas if store else 1,
+            "strategy": {"type": "RollingUpdate"} if store else {"type": "Recreate"},
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {"labels": dict(LABELS)},
@@ -94,9 +113,9 @@ def manifests(
                         "seccompProfile": {"type": "RuntimeDefault"},
                     },
                     "containers": [container],
-                    "volumes": [
-                        {"name": "data", "persistentVolumeClaim": {"claimName": f"{NAME}-data"}}
-                    ],
+                    "volumes": []
+                    if store
+                    else [{"name": "data", "persistentVolumeClaim": {"claimName": f"{NAME}-data"}}],
                 },
             },
         },
@@ -110,7 +129,7 @@ def manifests(
             "ports": [{"name": "http", "port": PORT, "targetPort": "http", "protocol": "TCP"}],
         },
     }
-    return [claim, deployment, service]
+    return [deployment, service] if store else [claim, deployment, service]
 
 
 def render_files(

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from sparkplane.staging.owner import OwnerType, ResourceOwner
 
@@ -50,6 +51,19 @@ def _row_to_record(row: tuple[str, str, str, str, str, int, float, float | None]
     rid, secret_hash, namespace, labels, owner_type, size, created, downloaded = row
     owner = ResourceOwner(namespace, json.loads(labels), OwnerType(owner_type))
     return ResourceRecord(rid, secret_hash, owner, size, created, downloaded)
+
+
+class Metadata(Protocol):
+    """Where the records live: :class:`MetadataDB` (SQLite on the server's disk) or
+    :class:`sparkplane.staging.s3.S3Metadata` (the bucket, shared by replicas)."""
+
+    def close(self) -> None: ...
+    def insert(self, record: ResourceRecord) -> None: ...
+    def get(self, resource_id: str) -> ResourceRecord | None: ...
+    def mark_downloaded(self, resource_id: str, now: float) -> None: ...
+    def delete(self, resource_id: str) -> bool: ...
+    def usage(self, namespace: str) -> tuple[int, int]: ...
+    def all(self) -> list[ResourceRecord]: ...
 
 
 class MetadataDB:

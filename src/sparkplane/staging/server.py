@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
+from sparkplane.history.s3_store import parse_location
 from sparkplane.staging import tokens
 from sparkplane.staging.admission import (
     ADDRESS_LIMITER,
@@ -48,6 +49,7 @@ from sparkplane.staging.cleanup import OwnerChecker, no_owner_check, run_cleanup
 from sparkplane.staging.limits import ConnectionGuard, Quotas, UploadSlots, descriptor_budget
 from sparkplane.staging.metadata import MetadataDB, ResourceRecord
 from sparkplane.staging.ratelimit import FailureLimiter
+from sparkplane.staging.s3 import S3BundleStore, S3Metadata
 from sparkplane.staging.settings import StagingSettings
 from sparkplane.staging.store import BundleNotStoredError, LocalDiskStore, Store
 from sparkplane.staging.transfer import (
@@ -228,7 +230,8 @@ def create_app(
 ) -> web.Application:
     """The staging web application. Without ``owner_checker``, downloaded bundles expire at
     ``max_age``; uploads need an upload secret from ``settings`` or a token ``token_reviewer``
-    confirms (or ``allow_anonymous_uploads``). ``store`` defaults to the local disk store."""
+    confirms (or ``allow_anonymous_uploads``). ``store`` defaults to the local disk store, or
+    with ``settings.store`` (``s3://BUCKET/PREFIX``) to the bucket, the records there too."""
     app = web.Application(
         middlewares=[json_errors, _mark_busy],
         # a refused upload's unread body is drained for 2 s at most (so the client reads the
@@ -236,8 +239,13 @@ def create_app(
         handler_args={"read_bufsize": settings.chunk_bytes, "lingering_time": 2.0},
     )
     app[SETTINGS] = settings
-    app[STORE] = store or LocalDiskStore(settings.storage_dir, fsync=settings.fsync)
-    app[DB] = MetadataDB(settings.db_path)
+    if settings.store:  # object storage: bytes and records in the bucket, shared by replicas
+        location = parse_location(settings.store, "--store")
+        app[STORE] = store or S3BundleStore(location)
+        app[DB] = S3Metadata(location)
+    else:
+        app[STORE] = store or LocalDiskStore(settings.storage_dir, fsync=settings.fsync)
+        app[DB] = MetadataDB(settings.db_path)
     window = settings.failed_attempts_window_seconds
     app[LIMITER] = FailureLimiter(max_failures=settings.max_failed_attempts, window=window)
     app[ADDRESS_LIMITER] = FailureLimiter(settings.max_failed_attempts * 10, window)

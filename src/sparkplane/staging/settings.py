@@ -27,6 +27,10 @@ class StagingSettings:
     """Address to bind: loopback unless told otherwise (``--host 0.0.0.0`` in a pod)."""
     port: int = 10000
     """TCP port (the apache-spark-on-k8s fork used 10000 too)."""
+    store: str = ""
+    """``s3://BUCKET/PREFIX``: bundles and their records in object storage (S3, SeaweedFS,
+    MinIO), so several replicas serve one store (:mod:`sparkplane.staging.s3`; endpoint and keys
+    from the AWS environment). Empty: ``storage_dir`` and ``db_path`` on this server's disk."""
     storage_dir: Path = Path("/var/lib/sparkplane-staging/bundles")
     """Local-disk store root. One server per directory: start-up sweeps its temp files."""
     db_path: Path = Path("/var/lib/sparkplane-staging/metadata.sqlite3")

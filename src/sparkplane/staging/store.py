@@ -3,7 +3,7 @@
 The staging server is the only caller. A backend stores opaque byte streams by resource id and
 must make writes atomic: a reader never sees a partial bundle, and an interrupted write leaves
 nothing behind (``sweep`` removes leftovers of writes cut off by a crash). Backends do blocking
-I/O; the server calls them from worker threads. An object store or HDFS backend implements the
+I/O; the server calls them from worker threads. The object-store backend (:mod:`.s3`) implements the
 same protocol. Nothing here knows about HTTP, secrets or owners.
 """
 
@@ -68,7 +68,8 @@ class BundleNotStoredError(StagingError):
     """The store has no bundle under that id (never written, or already deleted)."""
 
 
-def _check_id(resource_id: str) -> str:
+def check_id(resource_id: str) -> str:
+    """``resource_id`` if it is a safe store key (letters, digits, ``_``, ``-``), else an error."""
     if not _SAFE_ID.match(resource_id):
         raise StagingError(f"invalid resource id {resource_id!r} for the store")
     return resource_id
@@ -185,7 +186,7 @@ class LocalDiskStore:
         self._tmp.mkdir(parents=True, exist_ok=True)
 
     def _path(self, resource_id: str) -> Path:
-        return self.root / f"{_check_id(resource_id)}{_SUFFIX}"
+        return self.root / f"{check_id(resource_id)}{_SUFFIX}"
 
     def open_writer(self, resource_id: str) -> BundleWriter:
         final = self._path(resource_id)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from sparkplane.staging.deploy import NAME, PORT, render_files
+from sparkplane.staging.deploy import NAME, PORT, manifests, render_files
 from sparkplane.version import SPARKPLANE_IMAGE
 
 DEPLOY = Path(__file__).parents[3] / "deploy" / "staging"
@@ -53,3 +53,18 @@ def test_deployment_runs_serve_with_cluster_credentials_and_minimal_rights() -> 
             "verbs": ["create"],
         },
     ]
+
+
+def test_with_an_object_store_replicas_share_the_bucket_and_no_disk() -> None:
+    objs = manifests("ops", store="s3://staging/bundles", s3_secret="staging-s3", replicas=3)
+    assert [o["kind"] for o in objs] == ["Deployment", "Service"]  # no claim
+    deployment = objs[0]["spec"]
+    assert deployment["replicas"] == 3 and deployment["strategy"] == {"type": "RollingUpdate"}
+    pod = deployment["template"]["spec"]
+    [container] = pod["containers"]
+    args = container["args"]
+    assert args[args.index("--store") + 1] == "s3://staging/bundles"
+    assert "--storage-dir" not in args and "--db-path" not in args
+    assert container["envFrom"] == [{"secretRef": {"name": "staging-s3"}}]
+    assert "volumeMounts" not in container and pod["volumes"] == []
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
