@@ -1,11 +1,13 @@
 """A queued SparkApplication (label ``kueue.x-k8s.io/queue-name``): ``decide`` creates the
 attempt's Workload before any pod (``AdmissionPending``), starts the driver once Kueue admits it
 (the admitted counts pinned, the pod-set updates applied), suspends and requeues it when Kueue
-evicts it, deletes Workloads no attempt holds, and fails at once where Kueue is not served."""
+evicts it, deletes Workloads no attempt holds, and fails at once where Kueue is not served;
+Kubeflow's v1beta2 resource goes the same way (its Workload owned by it)."""
 
 from __future__ import annotations
 
 import copy
+from datetime import datetime
 from typing import Any
 
 from sparkplane.operator.core.decision import CreateResources, DeleteResources
@@ -15,10 +17,14 @@ from sparkplane.operator.core.reconciler import (
     KUEUE_EVICTED,
     RESUMED,
 )
+from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.core.states import SUSPEND_BY_KUEUE, SUSPEND_REASON
+from sparkplane.operator.kinds.app_adapter import AppAdapter
+from sparkplane.operator.kinds.kubeflow_io import KUBEFLOW_APP, KubeflowAdapter
 from sparkplane.operator.runtime.actions import fold
-from sparkplane.vocab import KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
-from tests.unit.operator.opfixtures import UID, Walk, driver, executor, make_cr
+from sparkplane.vocab import KUBEFLOW_API_VERSION, KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
+from tests.unit.operator.opfixtures import UID, Walk, at, driver, executor, make_cr
+from tests.unit.operator.test_kubeflow import kf_app
 
 TOLERATION = {"key": "team", "operator": "Equal", "value": "a", "effect": "NoSchedule"}
 
@@ -253,3 +259,28 @@ def test_an_unqueued_app_never_makes_a_workload() -> None:
     decision = walk.step(0, kueue=True)
     assert walk.states == ["Submitted", "DriverRequested"]
     assert WORKLOAD not in {o["kind"] for a in kinds(decision, CreateResources) for o in a.objects}
+
+
+def test_a_queued_kubeflow_app_waits_for_its_workload_owned_by_the_v1beta2_resource() -> None:
+    def clock() -> datetime:
+        return at(0)
+
+    apps = AppAdapter(None, ReconcileSettings(), clock, kueue=True)  # type: ignore[arg-type]
+    adapter = KubeflowAdapter(apps)
+    cr = kf_app()
+    cr["metadata"]["labels"] = {QUEUE_NAME_LABEL: "team"}
+    first = adapter.decide(cr)
+    assert first.status is not None and first.status["applicationState"]["state"] == "SUBMITTED"
+    (create,) = kinds(first, CreateResources)
+    (made,) = create.objects
+    assert made["kind"] == WORKLOAD
+    assert {r["apiVersion"] for r in made["metadata"]["ownerReferences"]} == {KUBEFLOW_API_VERSION}
+    cr["status"] = first.status
+
+    admitted = workload(admitted=1)
+    admitted["metadata"]["ownerReferences"] = made["metadata"]["ownerReferences"]
+    assert list(apps._on_workload("ADDED", admitted)) == [(KUBEFLOW_APP, "ns1", "pi")]
+    started = adapter.decide(cr)
+    pods = [o for a in kinds(started, CreateResources) for o in a.objects if o["kind"] == "Pod"]
+    assert [p["metadata"]["name"] for p in pods] == ["pi-driver"]  # Kubeflow's driver name
+    assert started.status is not None and started.status["applicationState"]["state"] == "SUBMITTED"
