@@ -280,8 +280,8 @@ def test_the_operator_queues_two_teams_in_one_cohort_with_a_borrowing_limit(
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     cohort = f"co-{suffix}"
-    queues("team-a", _cluster_queue(f"a-{suffix}", "1", cohort=cohort, borrowing="1"))
-    queues("team-b", _cluster_queue(f"b-{suffix}", "2", cohort=cohort))
+    queues("team-a", _cluster_queue(f"a-{suffix}", "1", cohortName=cohort, borrowing="1"))
+    queues("team-b", _cluster_queue(f"b-{suffix}", "2", cohortName=cohort))
     install_crds(kube)
     as_tenant = Kube(connect(kubeconfig=tenant))
     with running_operator(kube, namespace):
