@@ -2,8 +2,9 @@
 Workload sparkplane builds for a queued SparkApplication is admitted by Kueue's own webhooks and
 scheduler within the quota, and the operator (its shipped RBAC; apps created by the shipped
 client identity, the tenant) queues apps on it: two teams' ClusterQueues in one cohort with a
-borrowing limit, a dynamically allocated app reserving maxExecutors, and a preemption by a
-higher-priority Workload (the app suspended, requeued, resumed). KWOK plays the drivers.
+borrowing limit, a dynamically allocated app reserving maxExecutors, a preemption by a
+higher-priority Workload (the app suspended, requeued, resumed), and Kubeflow's v1beta2 API
+waiting for quota. KWOK plays the drivers.
 
 Two teams' LocalQueues share one ClusterQueue whose quota fits one app: team A's Workload is
 admitted (all its executors), team B's waits with Kueue's reason and no admission, and is
@@ -28,7 +29,7 @@ from sparkplane.kube import Kube, connect
 from sparkplane.operator.core import workload as wl
 from sparkplane.operator.core.driver import build_attempt, owner_ref
 from sparkplane.operator.deploy.install import install_crds
-from sparkplane.vocab import KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
+from sparkplane.vocab import KUBEFLOW_API_VERSION, KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
 from sparkplane_devcluster.cluster import default_cache_dir
 from tests.integration.helpers import delete_namespace, wait_for
 from tests.integration.operator_helpers import (
@@ -180,7 +181,7 @@ def _cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def queues(kube: Kube, namespace: str, kueue: None) -> Iterator[Callable[..., None]]:
-    """Make ClusterQueues (with a LocalQueue of the same name in ``namespace``); removed after."""
+    """Make (or change) ClusterQueues, each with a LocalQueue in ``namespace``; removed after."""
     kube.apply(
         {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": FLAVOR}}
     )
@@ -188,7 +189,8 @@ def queues(kube: Kube, namespace: str, kueue: None) -> Iterator[Callable[..., No
 
     def make(local: str, cluster_queue: dict[str, Any]) -> None:
         kube.apply(cluster_queue)
-        made.append(cluster_queue["metadata"]["name"])
+        if cluster_queue["metadata"]["name"] not in made:  # applied again: a new quota
+            made.append(cluster_queue["metadata"]["name"])
         kube.apply(
             {
                 "apiVersion": KUEUE_API_VERSION,
@@ -429,3 +431,66 @@ def test_a_preempted_app_is_suspended_requeued_and_resumed(
         assert cr["status"]["currentAttemptSummary"]["attemptInfo"]["id"] == 1
         assert pods(kube, namespace, "spark-app-selector=low-1,spark-role=driver")
     as_tenant.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_queued_kubeflow_app_waits_for_quota_then_runs(
+    kube: Kube, namespace: str, queues: Callable[..., None]
+) -> None:
+    """Kubeflow's v1beta2 API, the same label: its Workload (owned by the v1beta2 resource)
+    waits while the quota is too small, with no pod; the quota raised, it is admitted and runs."""
+    name = f"kf-{uuid.uuid4().hex[:6]}"
+    queues("kf", _cluster_queue(name, "1"))
+    install_crds(kube)
+    app = {
+        "apiVersion": KUBEFLOW_API_VERSION,
+        "kind": "SparkApplication",
+        "metadata": {"name": "kfpi", "labels": {QUEUE_NAME_LABEL: "kf"}},
+        "spec": {
+            "type": "Scala",
+            "image": "apache/spark:4.0.1",
+            "mainClass": "org.apache.spark.examples.SparkPi",
+            "mainApplicationFile": "local:///opt/spark/examples/jars/spark-examples.jar",
+            "sparkVersion": "4.0.1",
+            "driver": {"cores": 1, "memory": "512m"},
+            "executor": {"instances": 1, "cores": 1, "memory": "512m"},
+        },
+    }
+
+    def internal() -> str:
+        cr = kube.get(KUBEFLOW_API_VERSION, "SparkApplication", "kfpi", namespace)
+        current = ((cr.get("status") or {}).get("sparkplane") or {}).get("currentState") or {}
+        return str(current.get("currentStateSummary") or "")
+
+    with running_operator(kube, namespace):
+        kube.create(app, namespace)
+        wait_for(lambda: internal() == "AdmissionPending", timeout=30, what="kfpi queued")
+        found = wait_for(
+            lambda: (
+                (w := _workloads(kube, namespace).get("kfpi-0"))
+                and w.get("status", {}).get("conditions")
+                and w
+            ),
+            timeout=30,
+            what="kfpi's Workload evaluated by Kueue",
+        )
+        assert wl.admission(found) is None
+        assert found["metadata"]["ownerReferences"][0]["apiVersion"] == KUBEFLOW_API_VERSION
+        cr = kube.get(KUBEFLOW_API_VERSION, "SparkApplication", "kfpi", namespace)
+        assert cr["status"]["applicationState"]["state"] == "SUBMITTED"
+        assert not pods(kube, namespace, "spark-role=driver")
+
+        queues("kf", _cluster_queue(name, "2"))  # the quota raised: admitted
+        wait_for(
+            lambda: pods(kube, namespace, "spark-role=driver"), timeout=60, what="kfpi's driver"
+        )
+        wait_for(
+            lambda: (
+                kube.get(KUBEFLOW_API_VERSION, "SparkApplication", "kfpi", namespace)["status"][
+                    "applicationState"
+                ]["state"]
+                == "RUNNING"
+            ),
+            timeout=60,
+            what="kfpi RUNNING",
+        )
