@@ -1,33 +1,46 @@
-"""Kueue in the dev cluster, for real: the project's commands bring it up and set up queues, and
-the Workload sparkplane builds for a queued SparkApplication is admitted by Kueue's own
-webhooks and scheduler within the quota.
+"""Kueue in the dev cluster, for real: the project's commands bring it up and set up queues, the
+Workload sparkplane builds for a queued SparkApplication is admitted by Kueue's own webhooks and
+scheduler within the quota, and the operator (its shipped RBAC; apps created by the shipped
+client identity, the tenant) queues apps on it: two teams' ClusterQueues in one cohort with a
+borrowing limit, a dynamically allocated app reserving maxExecutors, a preemption by a
+higher-priority Workload (the app suspended, requeued, resumed), and Kubeflow's v1beta2 API
+waiting for quota. KWOK plays the drivers.
 
 Two teams' LocalQueues share one ClusterQueue whose quota fits one app: team A's Workload is
 admitted (all its executors), team B's waits with Kueue's reason and no admission, and is
 admitted once team A's app is deleted (its Workload goes with it: the app owns it). The
 SparkApplications are real objects (their CRD installed) but no operator runs here: this
 proves the dev cluster's Kueue and the Workload (operator/core/workload.py), not the
-operator's wiring. If Kueue cannot start the test fails (never skips).
+operator's wiring (the tests after it do). If Kueue cannot start the tests fail (never skip).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sparkplane.kube import Kube
+from sparkplane.history import pack
+from sparkplane.kube import Kube, connect
 from sparkplane.operator.core import workload as wl
 from sparkplane.operator.core.driver import build_attempt, owner_ref
 from sparkplane.operator.deploy.install import install_crds
-from sparkplane.vocab import KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
+from sparkplane.vocab import KUBEFLOW_API_VERSION, KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
 from sparkplane_devcluster.cluster import default_cache_dir
 from tests.integration.helpers import delete_namespace, wait_for
-from tests.integration.operator_helpers import API, spark_app
+from tests.integration.operator_helpers import (
+    API,
+    SIM,
+    history,
+    pods,
+    running_operator,
+    spark_app,
+    wait_state,
+)
 from tests.integration.test_cli import run
 
 pytestmark = pytest.mark.integration
@@ -132,3 +145,352 @@ def test_two_teams_share_a_quota_the_second_waits_until_the_first_ends(
         lambda: wl.admission(_get(kube, second)), timeout=120, what="team B's Workload admitted"
     )
     assert got.executors == 1
+
+
+# --- the operator queues apps on Kueue -------------------------------------------------------
+
+FLAVOR = "default-flavor"
+RUNNING = ("RunningHealthy", "RunningWithPartialCapacity")
+DA = "spark.dynamicAllocation"
+
+
+def _cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
+    """A ClusterQueue of ``cpu`` (memory plenty) on the dev cluster's flavor; ``spec`` adds
+    e.g. its cohort or preemption; a ``borrowing`` cpu limit goes on its cpu quota."""
+    borrowing = spec.pop("borrowing", None)
+    cpu_quota: dict[str, Any] = {"name": "cpu", "nominalQuota": cpu}
+    if borrowing is not None:
+        cpu_quota["borrowingLimit"] = borrowing
+    resources = [cpu_quota, {"name": "memory", "nominalQuota": "64Gi"}]
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [{"name": FLAVOR, "resources": resources}],
+                }
+            ],
+            **spec,
+        },
+    }
+
+
+@pytest.fixture
+def queues(kube: Kube, namespace: str, kueue: None) -> Iterator[Callable[..., None]]:
+    """Make (or change) ClusterQueues, each with a LocalQueue in ``namespace``; removed after."""
+    kube.apply(
+        {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": FLAVOR}}
+    )
+    made: list[str] = []
+
+    def make(local: str, cluster_queue: dict[str, Any]) -> None:
+        kube.apply(cluster_queue)
+        if cluster_queue["metadata"]["name"] not in made:  # applied again: a new quota
+            made.append(cluster_queue["metadata"]["name"])
+        kube.apply(
+            {
+                "apiVersion": KUEUE_API_VERSION,
+                "kind": "LocalQueue",
+                "metadata": {"name": local, "namespace": namespace},
+                "spec": {"clusterQueue": cluster_queue["metadata"]["name"]},
+            }
+        )
+
+        def active() -> bool:
+            cq = kube.get(KUEUE_API_VERSION, "ClusterQueue", cluster_queue["metadata"]["name"])
+            conds = cq.get("status", {}).get("conditions") or []
+            return any(c["type"] == "Active" and c["status"] == "True" for c in conds)
+
+        wait_for(
+            active, timeout=60, what=f"ClusterQueue {cluster_queue['metadata']['name']} active"
+        )
+
+    yield make
+    for name in made:
+        kube.delete(KUEUE_API_VERSION, "ClusterQueue", name)
+
+
+@pytest.fixture
+def tenant(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path) -> Iterator[Path]:
+    """The shipped client identity (``sparkplane rbac client``): the tenant creating apps."""
+    path = tmp_path / "client.kubeconfig"
+    run(kubeconfig, "rbac", "client", "-n", namespace, "--apply")
+    run(
+        kubeconfig,
+        "kubeconfig",
+        "--service-account",
+        "sparkplane-client",
+        "-n",
+        namespace,
+        "-o",
+        str(path),
+    )
+    yield path
+    binding = f"sparkplane:client:cluster:{namespace}:sparkplane-client"
+    kube.delete("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", binding)
+
+
+def _app(
+    name: str, queue: str, *, cpu: str = "1", executors: int = 1, **conf: str
+) -> dict[str, Any]:
+    cr = spark_app(
+        name,
+        executors=executors,
+        conf={
+            "spark.kubernetes.driver.request.cores": cpu,
+            "spark.kubernetes.executor.request.cores": cpu,
+            **conf,
+        },
+    )
+    cr["metadata"]["labels"] = {QUEUE_NAME_LABEL: queue}
+    return cr
+
+
+def _sim(cr: dict[str, Any], **knobs: str) -> dict[str, Any]:
+    cr["spec"]["sparkConf"].update({f"{SIM}/{k}": v for k, v in knobs.items()})
+    return cr
+
+
+def _app_pods(kube: Kube, namespace: str, name: str) -> list[dict[str, Any]]:
+    return pods(kube, namespace, f"spark.operator/spark-app-name={name}")
+
+
+def _workloads(kube: Kube, namespace: str) -> dict[str, dict[str, Any]]:
+    return {w["metadata"]["name"]: w for w in kube.list(KUEUE_API_VERSION, WORKLOAD, namespace)}
+
+
+def _events(kube: Kube, namespace: str, name: str) -> list[str]:
+    return [
+        str(e.get("reason"))
+        for e in kube.list("v1", "Event", namespace)
+        if e["involvedObject"].get("name") == name
+        and e["involvedObject"].get("kind") == "SparkApplication"
+    ]
+
+
+def _message(cr: dict[str, Any]) -> str:
+    return str(cr["status"]["currentState"]["message"])
+
+
+@pytest.mark.timeout(300)
+def test_the_operator_queues_two_teams_in_one_cohort_with_a_borrowing_limit(
+    kube: Kube, namespace: str, queues: Callable[..., None], tenant: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    cohort = f"co-{suffix}"
+    queues("team-a", _cluster_queue(f"a-{suffix}", "1", cohortName=cohort, borrowing="1"))
+    queues("team-b", _cluster_queue(f"b-{suffix}", "2", cohortName=cohort))
+    install_crds(kube)
+    as_tenant = Kube(connect(kubeconfig=tenant))
+    with running_operator(kube, namespace):
+        # team A's first app needs 2 CPUs: its 1 and 1 borrowed from team B
+        as_tenant.create(
+            _sim(_app("a1", "team-a"), outcome="Succeeded", **{"run-for": "15s"}), namespace
+        )
+        wait_state(kube, namespace, "a1", *RUNNING, timeout=60)
+        # team A's second (dynamic allocation, 1 CPU: driver and 2 executors of 250m) would
+        # fit the cohort's free CPU but not team A's borrowing limit; team B's (2 CPUs) finds
+        # 1 of its 2 lent to team A: both wait, with no pod
+        dynamic = {f"{DA}.enabled": "true", f"{DA}.shuffleTracking.enabled": "true"}
+        dynamic |= {f"{DA}.maxExecutors": "2", f"{DA}.minExecutors": "0"}
+        a2 = _app("a2", "team-a", cpu="250m", executors=0, **dynamic)
+        a2["spec"]["sparkConf"]["spark.kubernetes.driver.request.cores"] = "500m"
+        as_tenant.create(_sim(a2, **{"run-for": "600s"}), namespace)
+        as_tenant.create(_sim(_app("b1", "team-b"), **{"run-for": "600s"}), namespace)
+        for name in ("a2", "b1"):
+            cr = wait_state(kube, namespace, name, "AdmissionPending", timeout=30)
+            assert f"{name}-0" in _message(cr)
+        workloads = wait_for(
+            lambda: (
+                (found := _workloads(kube, namespace))
+                and all(
+                    found.get(n, {}).get("status", {}).get("conditions") for n in ("a2-0", "b1-0")
+                )
+                and found
+            ),
+            timeout=30,
+            what="the waiting Workloads evaluated by Kueue",
+        )
+        assert wl.admission(workloads["a1-0"]) is not None
+        for name in ("a2-0", "b1-0"):
+            assert wl.admission(workloads[name]) is None, workloads[name]["status"]
+        assert [p["count"] for p in workloads["a2-0"]["spec"]["podSets"]] == [1, 2]
+        assert not _app_pods(kube, namespace, "a2") and not _app_pods(kube, namespace, "b1")
+        shown = run(tenant, "get", "apps", "-n", namespace).stdout
+        assert "AdmissionPending" in shown, shown
+        wait_for(
+            lambda: "KueueAdmitted" in _events(kube, namespace, "a1"),
+            timeout=30,
+            what="a1's KueueAdmitted Event",
+        )
+        wait_for(
+            lambda: "KueueAdmissionPending" in _events(kube, namespace, "b1"),
+            timeout=30,
+            what="b1's KueueAdmissionPending Event",
+        )
+
+        # team A's first app ends: its Workload goes, both waiting apps are admitted and start
+        wait_state(kube, namespace, "a1", "ResourceReleased", timeout=90)
+        wait_for(
+            lambda: "a1-0" not in _workloads(kube, namespace),
+            timeout=30,
+            what="a1's Workload deleted",
+        )
+        for name in ("b1", "a2"):
+            wait_state(kube, namespace, name, *RUNNING, timeout=60)
+        props = next(
+            cm["data"]["spark.properties"]
+            for cm in kube.list("v1", "ConfigMap", namespace)
+            if cm["metadata"]["name"].startswith("a2-0")
+            and "spark.properties" in (cm.get("data") or {})
+        )
+        assert f"{DA}.maxExecutors=2" in props  # the admitted count, what Kueue reserved
+        admitted = wl.admission(_workloads(kube, namespace)["a2-0"])
+        assert admitted is not None and admitted.executors == 2
+    as_tenant.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_preempted_app_is_suspended_requeued_and_resumed(
+    kube: Kube,
+    namespace: str,
+    queues: Callable[..., None],
+    tenant: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("SPARKPLANE_LOG_ARCHIVE", "kube")  # the released driver's log: in-cluster
+    monkeypatch.setenv("SPARKPLANE_CACHE_DIR", str(tmp_path / "cache"))
+    suffix = uuid.uuid4().hex[:6]
+    preemption = {"withinClusterQueue": "LowerPriority"}
+    queues("prio", _cluster_queue(f"p-{suffix}", "2", preemption=preemption))
+    install_crds(kube)
+    as_tenant = Kube(connect(kubeconfig=tenant))
+    with running_operator(kube, namespace):
+        as_tenant.create(_sim(_app("low", "prio"), **{"run-for": "600s"}), namespace)
+        wait_state(kube, namespace, "low", *RUNNING, timeout=60)
+        assert _app_pods(kube, namespace, "low")
+
+        urgent = {
+            "apiVersion": KUEUE_API_VERSION,
+            "kind": WORKLOAD,
+            "metadata": {"name": "urgent", "namespace": namespace},
+            "spec": {
+                "queueName": "prio",
+                "priority": 1000,
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": 1,
+                        "template": {
+                            "spec": {
+                                "restartPolicy": "Never",
+                                "containers": [
+                                    {
+                                        "name": "c",
+                                        "image": "x",
+                                        "resources": {"requests": {"cpu": "2"}},
+                                    }
+                                ],
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+        kube.create(urgent)
+        cr = wait_state(kube, namespace, "low", "AdmissionPending", timeout=60)
+        states = history(cr)
+        assert states[-3:] == ["Suspended", "ScheduledToRestart", "AdmissionPending"], states
+        evicted = cr["status"]["previousAttemptSummary"]["stateTransitionHistory"]
+        last = evicted[max(evicted, key=int)]
+        assert last["suspendReason"] == "KueueEvicted", last
+        assert "low-1" in _message(cr)
+        wait_for(
+            lambda: not _app_pods(kube, namespace, "low"), timeout=60, what="low's pods released"
+        )
+        wait_for(lambda: wl.admission(_get(kube, urgent)), timeout=60, what="urgent admitted")
+        wait_for(
+            lambda: "low-0" not in _workloads(kube, namespace),
+            timeout=30,
+            what="the evicted Workload deleted",
+        )
+        assert kube.get_or_none("v1", "ConfigMap", pack.configmap_name("low"), namespace)
+        wait_for(
+            lambda: "KueueEvicted" in _events(kube, namespace, "low"),
+            timeout=30,
+            what="low's KueueEvicted Event",
+        )
+
+        kube.delete(KUEUE_API_VERSION, WORKLOAD, "urgent", namespace)  # the urgent work is done
+        cr = wait_state(kube, namespace, "low", *RUNNING, timeout=60)
+        assert cr["status"]["currentAttemptSummary"]["attemptInfo"]["id"] == 1
+        assert pods(kube, namespace, "spark-app-selector=low-1,spark-role=driver")
+    as_tenant.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_queued_kubeflow_app_waits_for_quota_then_runs(
+    kube: Kube, namespace: str, queues: Callable[..., None]
+) -> None:
+    """Kubeflow's v1beta2 API, the same label: its Workload (owned by the v1beta2 resource)
+    waits while the quota is too small, with no pod; the quota raised, it is admitted and runs."""
+    name = f"kf-{uuid.uuid4().hex[:6]}"
+    queues("kf", _cluster_queue(name, "1"))
+    install_crds(kube)
+    app = {
+        "apiVersion": KUBEFLOW_API_VERSION,
+        "kind": "SparkApplication",
+        "metadata": {"name": "kfpi", "labels": {QUEUE_NAME_LABEL: "kf"}},
+        "spec": {
+            "type": "Scala",
+            "image": "apache/spark:4.0.1",
+            "mainClass": "org.apache.spark.examples.SparkPi",
+            "mainApplicationFile": "local:///opt/spark/examples/jars/spark-examples.jar",
+            "sparkVersion": "4.0.1",
+            "driver": {"cores": 1, "memory": "512m"},
+            "executor": {"instances": 1, "cores": 1, "memory": "512m"},
+        },
+    }
+
+    def internal() -> str:
+        cr = kube.get(KUBEFLOW_API_VERSION, "SparkApplication", "kfpi", namespace)
+        current = ((cr.get("status") or {}).get("sparkplane") or {}).get("currentState") or {}
+        return str(current.get("currentStateSummary") or "")
+
+    with running_operator(kube, namespace):
+        kube.create(app, namespace)
+        wait_for(lambda: internal() == "AdmissionPending", timeout=30, what="kfpi queued")
+        found = wait_for(
+            lambda: (
+                (w := _workloads(kube, namespace).get("kfpi-0"))
+                and w.get("status", {}).get("conditions")
+                and w
+            ),
+            timeout=30,
+            what="kfpi's Workload evaluated by Kueue",
+        )
+        assert wl.admission(found) is None
+        assert found["metadata"]["ownerReferences"][0]["apiVersion"] == KUBEFLOW_API_VERSION
+        cr = kube.get(KUBEFLOW_API_VERSION, "SparkApplication", "kfpi", namespace)
+        assert cr["status"]["applicationState"]["state"] == "SUBMITTED"
+        assert not pods(kube, namespace, "spark-role=driver")
+
+        queues("kf", _cluster_queue(name, "2"))  # the quota raised: admitted
+        wait_for(
+            lambda: pods(kube, namespace, "spark-role=driver"), timeout=60, what="kfpi's driver"
+        )
+        wait_for(
+            lambda: (
+                kube.get(KUBEFLOW_API_VERSION, "SparkApplication", "kfpi", namespace)["status"][
+                    "applicationState"
+                ]["state"]
+                == "RUNNING"
+            ),
+            timeout=60,
+            what="kfpi RUNNING",
+        )

@@ -45,6 +45,7 @@ APACHE_STATES: dict[str, tuple[AppPhase, Reason]] = {
     "SchedulingFailure": (_F, Reason.SCHEDULING_FAILURE),
     "DriverEvicted": (_F, Reason.EVICTED),
     "Suspended": (_P, Reason.SUSPENDED),
+    "AdmissionPending": (_P, Reason.ADMISSION_PENDING),
 }
 #: After these the outcome is the last stopping state in the history.
 APACHE_TERMINATED = frozenset({"ResourceReleased", "TerminatedWithoutReleaseResources"})

@@ -44,6 +44,7 @@ class Reason(StrEnum):
     RESTARTING = "Restarting"  # an operator will start a new attempt
     SUBMISSION_FAILED = "SubmissionFailed"
     SUSPENDED = "Suspended"
+    ADMISSION_PENDING = "AdmissionPending"  # queued: Kueue has not admitted its Workload yet
     BELOW_THRESHOLD_EXECUTORS = "BelowThresholdExecutors"
     PARTIAL_CAPACITY = "PartialCapacity"
     FINISHING = "Finishing"  # the driver ended; the operator has not settled the outcome yet

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sparkplane.vocab import APACHE_GROUP, KUBEFLOW_GROUP
+from sparkplane.vocab import APACHE_GROUP, KUBEFLOW_GROUP, KUEUE_GROUP
 
 CORE = ""
 APPS = "apps"
@@ -27,6 +27,7 @@ EVENTS = "events.k8s.io"
 COORDINATION = "coordination.k8s.io"
 APACHE = APACHE_GROUP
 KUBEFLOW = KUBEFLOW_GROUP
+KUEUE = KUEUE_GROUP
 SPARKPLANE = "sparkplane.io"
 
 READ = ("get", "list", "watch")
@@ -380,6 +381,14 @@ OPERATOR = Policy(
             ("get", "create", "delete"),
             "a SparkCluster's NetworkPolicy (only its own pods and its applications reach it) "
             "and Spark 4.2+'s per-app NetworkPolicy (only an app's pods reach its executors)",
+        ),
+        rule(
+            KUEUE,
+            "workloads",
+            (*READ, "create", "delete"),
+            "queued SparkApplications (label kueue.x-k8s.io/queue-name, docs/queues.md): create "
+            "each attempt's Workload before any pod, watch Kueue admit or evict it, delete it "
+            "once the attempt's pods are gone (get: check it is the app's before deleting it)",
         ),
     ),
     own_namespace=(

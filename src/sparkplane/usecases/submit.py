@@ -42,12 +42,38 @@ from sparkplane.usecases.create import (
     submit_operator,
 )
 from sparkplane.usecases.sources import Source
+from sparkplane.vocab import QUEUE_NAME_LABEL
 
 Obj = dict[str, Any]
 
 
+NATIVE_QUEUE = (
+    "a native submission cannot wait for Kueue's admission: only the operator creates the "
+    "Workload a queued app waits on (docs/queues.md)"
+)
+
+
+def queue_problem(source: Source, mode: Mode) -> Problem | None:
+    """A native submission naming a Kueue queue (its ``kueue.x-k8s.io/queue-name`` label, on
+    the app or its driver) is refused: it would run at once, past the quota."""
+    if mode is not Mode.NATIVE or source.app is None:
+        return None
+    driver_label = f"spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}"
+    if QUEUE_NAME_LABEL in source.app.metadata.labels:
+        where = f"metadata.labels[{QUEUE_NAME_LABEL}]"
+    elif driver_label in source.app.spec.spark_conf:
+        where = f"spec.sparkConf[{driver_label}]"
+    else:
+        return None
+    return Problem(where, NATIVE_QUEUE, "submit with --mode operator, or remove the queue label")
+
+
 def check_mode(source: Source, mode: Mode, opts: SubmitOptions) -> None:
-    """Template mode submits the user's manifests natively; nothing else applies to it."""
+    """Template mode submits the user's manifests natively; nothing else applies to it. A
+    native submission may not name a Kueue queue (:func:`queue_problem`)."""
+    if (problem := queue_problem(source, mode)) is not None:
+        name = source.app.name if source.app is not None else "?"
+        raise ValidationError([problem], subject=f"SparkApplication {name!r}")
     if source.template is not None and (opts.staging_server or mode is not Mode.NATIVE):
         raise ValidationError(
             [

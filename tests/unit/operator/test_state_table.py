@@ -18,6 +18,7 @@ from sparkplane.operator.core.states import (
     APP_INFRASTRUCTURE_FAILURES,
     APP_INITIALIZING,
     APP_MACHINE,
+    APP_QUEUED,
     APP_RUNNING,
     APP_STARTING,
     APP_STOPPING,
@@ -117,8 +118,12 @@ def test_every_state_has_a_description() -> None:
     assert set(APP_MACHINE.descriptions) == set(AppStateSummary)
     assert set(CLUSTER_MACHINE.descriptions) == set(ClusterStateSummary)
     assert all(text.strip() for text in APP_MACHINE.descriptions.values())
-    # Apache 1.1.0 adds Suspended (spec.suspend), not in the 1.0 enum JAVA_ORDER is read from
-    assert {s.value for s in AppStateSummary} == set(JAVA_ORDER) | {"Suspended"}
+    # Apache 1.1.0 adds Suspended (spec.suspend), not in the 1.0 enum JAVA_ORDER is read from;
+    # AdmissionPending is sparkplane's (a queued app waiting for Kueue: issue 23)
+    assert {s.value for s in AppStateSummary} == set(JAVA_ORDER) | {
+        "Suspended",
+        "AdmissionPending",
+    }
 
 
 def test_diagram_edges_are_exactly_the_reference() -> None:
@@ -153,7 +158,7 @@ def test_sets_match_the_apache_predicates() -> None:
         APP_INFRASTRUCTURE_FAILURES
     )
     every = APP_INITIALIZING | APP_STARTING | APP_RUNNING | APP_STOPPING | APP_TERMINATED
-    every |= {A.SUSPENDED}
+    every |= {A.SUSPENDED} | APP_QUEUED
     assert every == set(AppStateSummary)
 
 
@@ -193,7 +198,13 @@ def test_check_transition_accepts_table_and_rejects_the_rest() -> None:
     check_transition(A.RUNNING_HEALTHY, A.DRIVER_EVICTED)
     with pytest.raises(IllegalTransition) as info:
         check_transition(A.SUBMITTED, A.RUNNING_HEALTHY)
-    assert info.value.allowed == ("DriverRequested", "Failed", "SchedulingFailure", "Suspended")
+    assert info.value.allowed == (
+        "AdmissionPending",
+        "DriverRequested",
+        "Failed",
+        "SchedulingFailure",
+        "Suspended",
+    )
     assert "Submitted -> RunningHealthy" in str(info.value)
     with pytest.raises(IllegalTransition, match="terminal"):
         check_transition(A.RESOURCE_RELEASED, A.SUBMITTED)

@@ -54,6 +54,7 @@ STATES: dict[A, str] = {
     A.EXECUTORS_START_TIMED_OUT: "FAILING",
     A.SCHEDULING_FAILURE: "SUBMISSION_FAILED",
     A.SUSPENDED: "SUSPENDED",
+    A.ADMISSION_PENDING: "SUBMITTED",
 }
 #: Kubeflow v2.4's suspend states (reference §10.4): ``SUSPENDING`` while ``spec.suspend`` is
 #: true and the app is not ``Suspended`` yet, ``RESUMING`` while it is false and the app still

@@ -49,6 +49,8 @@ class Observed:
     ``auth_cluster``: the SparkCluster of the app's namespace its ``spark.master`` names, when
     the runner found it (its driver gets the cluster's secret). ``owner``: the uid of the
     SparkApplication observed; a driver pod another uid controls is never its (issue 27).
+    ``kueue``: the API server serves Kueue's Workloads (the operator watches them).
+    ``workloads``: the Kueue Workloads this SparkApplication controls (any attempt).
     """
 
     pods: tuple[Obj, ...] = ()
@@ -58,6 +60,8 @@ class Observed:
     templates: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     auth_cluster: str | None = None
     owner: str = ""
+    kueue: bool = False
+    workloads: tuple[Obj, ...] = ()
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:

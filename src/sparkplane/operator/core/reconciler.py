@@ -8,7 +8,12 @@ a :class:`Decision`. It covers every tolerance of ``spec.applicationTolerations`
 (driver start, driver ready, executor start), instance thresholds, restart policy with its caps,
 counter reset and backoffs, force-termination grace and termination requeue, retention policy and
 duration, and TTL after stop; and ``spec.suspend`` (Apache 1.1.0): held or released into
-``Suspended``, resumed as a new attempt. Level-based: it never depends on which event woke it.
+``Suspended``, resumed as a new attempt; and Kueue (an app labelled
+``kueue.x-k8s.io/queue-name``): each attempt's Workload first (``AdmissionPending``), the
+driver once Kueue admits it (with the admitted counts and pod-set updates), an eviction
+suspends it (``suspendReason: KueueEvicted``) and requeues it as a new attempt once its driver
+is gone, and a Workload no attempt holds any more is deleted (:mod:`.workload`). Level-based:
+it never depends on which event woke it.
 
 Called by the runner (and the tests, with hand-made pods and clocks). Pure: no I/O.
 """
@@ -25,6 +30,7 @@ import pydantic
 from sparkplane.errors import ValidationError
 from sparkplane.operator.core import bounds
 from sparkplane.operator.core import states as st
+from sparkplane.operator.core import workload as wl
 from sparkplane.operator.core.decision import (
     Action,
     CreateResources,
@@ -33,12 +39,21 @@ from sparkplane.operator.core.decision import (
     DeleteResources,
     Transition,
 )
-from sparkplane.operator.core.driver import AttemptResources, build_attempt
-from sparkplane.operator.core.naming import attempt_app_id, attempt_of
+from sparkplane.operator.core.driver import AttemptResources, build_attempt, load_app, owner_ref
+from sparkplane.operator.core.naming import attempt_app_id, attempt_of, operator_labels
 from sparkplane.operator.core.observe import DriverView, Observed, driver_view, ready_executors
 from sparkplane.operator.core.settings import ReconcileSettings
+from sparkplane.spec.conf import main_resource, mapped_conf
 from sparkplane.spec.tolerations import ApplicationTolerations
-from sparkplane.vocab import APACHE_API_VERSION, SPARK_APPLICATION, parse_time
+from sparkplane.vocab import (
+    APACHE_API_VERSION,
+    DRIVER_ROLE,
+    KUEUE_API_VERSION,
+    QUEUE_NAME_LABEL,
+    SPARK_APPLICATION,
+    WORKLOAD,
+    parse_time,
+)
 
 A = st.AppStateSummary
 Obj = dict[str, Any]
@@ -74,7 +89,7 @@ class _Pass:
         self.requeue: float | None = None
         self.check_driver: str | None = None
         self.creating = False
-        self._built: dict[int, AttemptResources | ValidationError] = {}
+        self._built: dict[tuple[int, bool], AttemptResources | ValidationError] = {}
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -116,18 +131,58 @@ class _Pass:
         return self.driver().pod is not None
 
     def built(self) -> AttemptResources | ValidationError:
-        if self.attempt not in self._built:
+        """This attempt's objects; a queued app's as its Workload's admission lets it run
+        (pinned conf, pod-set updates), once admitted."""
+        admitted = self.admitted()
+        key = (self.attempt, admitted is not None)
+        if key not in self._built:
             try:
-                self._built[self.attempt] = build_attempt(
-                    {**self.cr, "status": self.status},
+                cr = self.cr if admitted is None else wl.admitted_cr(self.cr, admitted)
+                built = build_attempt(
+                    {**cr, "status": self.status},
                     self.settings.operator_name,
                     templates=self.observed.templates,
                     limits=self.settings.limits,
                     auth_cluster=self.observed.auth_cluster,
                 )
+                update = None if admitted is None else admitted.updates.get(DRIVER_ROLE)
+                self._built[key] = built if update is None else _with_driver_update(built, update)
             except ValidationError as exc:
-                self._built[self.attempt] = exc
-        return self._built[self.attempt]
+                self._built[key] = exc
+        return self._built[key]
+
+    # -- Kueue ------------------------------------------------------------------------------
+    @property
+    def queue(self) -> str | None:
+        """The LocalQueue the app names (label ``kueue.x-k8s.io/queue-name``), if any."""
+        return wl.queue_name(self.cr)
+
+    def workload(self, name: str | None = None) -> Mapping[str, Any] | None:
+        """The observed Workload ``name`` (default: this attempt's, named by its app ID)."""
+        wanted = name or self.app_id
+        found = (w for w in self.observed.workloads if w["metadata"].get("name") == wanted)
+        return next(found, None)
+
+    def admitted(self) -> wl.Admission | None:
+        """This attempt's admission (None: not queued, not admitted, or evicted)."""
+        found = self.workload() if self.queue else None
+        return None if found is None else wl.admission(found)
+
+    def workload_object(self, built: AttemptResources) -> Obj:
+        """The Workload of this attempt: the driver as rendered, the executors it may run."""
+        app = load_app(self.cr, self.observed.templates)
+        conf = bounds.with_executor_cap(mapped_conf(app), self.settings.limits)
+        main = main_resource(app)
+        name = str(self.meta.get("name", ""))
+        return wl.build_workload(
+            {**self.cr, "metadata": {**self.meta, "namespace": self.namespace}},
+            built.app_id,
+            built.driver_pod,
+            conf,
+            non_jvm=main is not None and main.type != "java",
+            owner=owner_ref(self.cr),
+            labels=operator_labels(self.settings.operator_name, name),
+        )
 
     def refs(self) -> tuple[tuple[str, str, str], ...]:
         built = self.built()
@@ -157,6 +212,7 @@ class _Pass:
         *,
         driver: DriverView | None = None,
         fields: Mapping[str, Any] | None = None,
+        reason: str = "",
     ) -> None:
         assert self.status is not None
         src = self.state
@@ -168,7 +224,9 @@ class _Pass:
             self.status, dst, self.now, message, driver_status=driver_status, fields=fields
         )
         warning = dst in st.APP_FAILURES
-        self.transitions.append(Transition(src, dst, message, self.now, seconds, warning))
+        self.transitions.append(
+            Transition(src, dst, message, self.now, seconds, warning, reason=reason)
+        )
 
     def requeue_in(self, seconds: float) -> None:
         seconds = max(seconds, 0.0)
@@ -198,6 +256,7 @@ def decide(
     for _ in range(_MAX_STEPS):
         if not _step(p):
             break
+    _release_workloads(p)
     return p.decision()
 
 
@@ -214,6 +273,8 @@ def _step(p: _Pass) -> bool:
         return _suspend(p, state)
     if state in st.APP_INITIALIZING:
         return _initialize(p, state)
+    if state in st.APP_QUEUED:
+        return _admission_pending(p)
     if state in st.APP_TERMINATED:
         _terminated(p, state)
         return False
@@ -223,6 +284,8 @@ def _step(p: _Pass) -> bool:
     if (ended := driver.ended()) is not None:
         p.go(ended[0], ended[1], driver=driver)
         return True
+    if p.queue and p.observed.kueue and not p.creating and wl.evicted(p.workload()):
+        return _suspend(p, state, kueue=True)
     if _driver_vanished(p, state, driver):
         return p.state != state
     if state == A.DRIVER_REQUESTED:
@@ -248,43 +311,80 @@ def suspend_requested(cr: Mapping[str, Any]) -> bool:
     return (cr.get("spec") or {}).get("suspend") is True
 
 
-def _suspend(p: _Pass, state: A) -> bool:
+KUEUE_ADMISSION_PENDING = "KueueAdmissionPending"
+"""The Event reason of a queued app's Workload waiting for admission (Apache 1.1.0's)."""
+KUEUE_ADMITTED = "KueueAdmitted"
+"""The Event reason of Kueue's admission: the driver is created (Apache 1.1.0's)."""
+KUEUE_EVICTED = "KueueEvicted"
+"""The Event reason (and ``suspendReason``) of an eviction by Kueue (sparkplane's)."""
+EVICTED_MESSAGE = "Kueue evicted Workload {name} ({why}): the driver and executors are released"
+REQUEUED_MESSAGE = "requeued after Kueue's eviction: a new attempt waits for admission"
+
+
+def _suspend(p: _Pass, state: A, *, kueue: bool = False) -> bool:
     """Suspend: release what the attempt made (the release archives the driver's log first, as
     on completion) and enter ``Suspended``. The loop deletes before it writes this status, so
     ``Suspended`` is written only once the deletes were accepted. Nothing was made before the
     driver was requested (``Submitted``) or after the previous attempt was released
-    (``ScheduledToRestart``)."""
+    (``ScheduledToRestart``). ``kueue``: Kueue evicted the attempt's Workload (the pass ends
+    here: :func:`_suspended` requeues it once the driver is gone)."""
     driver = p.driver()
     if state not in st.APP_INITIALIZING or driver.exists:
         p.actions.append(p.release())
+    if not kueue:
+        p.go(
+            A.SUSPENDED,
+            SUSPENDED_MESSAGE,
+            driver=driver,
+            fields={st.SUSPEND_REASON: st.SUSPEND_BY_SPEC},
+        )
+        return True
+    found = p.workload()
+    why = "its Workload is gone" if found is None else wl.pending_message(found)
     p.go(
         A.SUSPENDED,
-        SUSPENDED_MESSAGE,
+        EVICTED_MESSAGE.format(name=p.app_id, why=why or "admission removed"),
         driver=driver,
-        fields={st.SUSPEND_REASON: st.SUSPEND_BY_SPEC},
+        fields={st.SUSPEND_REASON: st.SUSPEND_BY_KUEUE},
+        reason=KUEUE_EVICTED,
     )
-    return True
+    p.requeue_in(p.settings.missing_driver_grace_seconds)
+    return False
+
+
+def _suspend_reason(p: _Pass) -> str:
+    return str(((p.status or {}).get("currentState") or {}).get(st.SUSPEND_REASON) or "")
 
 
 def _suspended(p: _Pass) -> bool:
     """Hold while ``spec.suspend`` is true (releasing again a driver a crash left behind); once
     it is cleared, start a new attempt: ``ScheduledToRestart`` with no backoff and the restart
-    counters unchanged (a resume is not a restart)."""
-    if suspend_requested(p.cr):
-        driver = p.driver()
-        deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
-        releasing = any(isinstance(a, DeleteResources) for a in p.actions)
+    counters unchanged (a resume is not a restart). Suspended by Kueue's eviction (and not by
+    the spec): the new attempt starts (queued again) once the evicted driver is gone."""
+    driver = p.driver()
+    deleting = (driver.pod or {}).get("metadata", {}).get("deletionTimestamp")
+    releasing = any(isinstance(a, DeleteResources) for a in p.actions)
+    evicted = _suspend_reason(p) == st.SUSPEND_BY_KUEUE
+    if suspend_requested(p.cr) or (evicted and driver.exists):
         if driver.exists and not deleting and not releasing:
             p.actions.append(p.release())
+        if evicted and driver.exists:
+            p.requeue_in(p.settings.missing_driver_grace_seconds)
         return False
     assert p.status is not None
     seconds = p.since()
+    message = REQUEUED_MESSAGE if evicted else RESUMED_MESSAGE
     p.status = st.restart_status(
-        p.status, p.now, RESUMED_MESSAGE, trim_history=p.settings.trim_history, counts=False
+        p.status, p.now, message, trim_history=p.settings.trim_history, counts=False
     )
     p.transitions.append(
         Transition(
-            A.SUSPENDED, A.SCHEDULED_TO_RESTART, RESUMED_MESSAGE, p.now, seconds, reason=RESUMED
+            A.SUSPENDED,
+            A.SCHEDULED_TO_RESTART,
+            message,
+            p.now,
+            seconds,
+            reason="" if evicted else RESUMED,
         )
     )
     return True
@@ -314,10 +414,95 @@ def _initialize(p: _Pass, state: A) -> bool:
         dst = A.FAILED if state == A.SUBMITTED else A.SCHEDULING_FAILURE
         p.go(dst, f"Spec rejected: {built}")
         return True
+    if p.queue is not None:
+        return _enqueue(p, state, built)
     p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
     p.creating = True
     p.go(A.DRIVER_REQUESTED, f"Driver pod {built.driver_name} requested")
     return True
+
+
+NO_KUEUE = (
+    "the app names the Kueue LocalQueue {queue!r} (label {label}), but this cluster does not "
+    "serve Kueue's Workload API ({api}): install Kueue (docs/queues.md) or remove the label"
+)
+
+
+def _enqueue(p: _Pass, state: A, built: AttemptResources) -> bool:
+    """A queued app's attempt: its Workload first, then wait for Kueue (``AdmissionPending``).
+    Without Kueue the app fails at once, saying so (never run unqueued past a quota)."""
+    if not p.observed.kueue:
+        dst = A.FAILED if state == A.SUBMITTED else A.SCHEDULING_FAILURE
+        api = f"{WORKLOAD}.{KUEUE_API_VERSION}"
+        p.go(dst, NO_KUEUE.format(queue=p.queue, label=QUEUE_NAME_LABEL, api=api))
+        return True
+    workload = p.workload_object(built)
+    p.actions.append(CreateResources(p.namespace, (workload,), built.app_id, p.owner_uid))
+    p.creating = True
+    p.go(
+        A.ADMISSION_PENDING,
+        f"Workload {built.app_id} created in LocalQueue {p.queue}: waiting for Kueue's admission",
+        reason=KUEUE_ADMISSION_PENDING,
+    )
+    return True
+
+
+def _admission_pending(p: _Pass) -> bool:
+    """Wait for Kueue to admit this attempt's Workload (creating it again if it is missing:
+    a crash between the status write and the create, or someone deleted it); once admitted,
+    create the driver as the admission lets it run."""
+    if p.observed.create_error:
+        p.go(A.SCHEDULING_FAILURE, f"Cannot create driver resources: {p.observed.create_error}")
+        return True
+    if p.creating:
+        return False
+    found = p.workload()
+    admitted = None if found is None else wl.admission(found)
+    built = p.built()
+    if isinstance(built, ValidationError):
+        p.go(A.SCHEDULING_FAILURE, f"Spec rejected: {built}")
+        return True
+    if found is None:
+        workload = p.workload_object(built)
+        p.actions.append(CreateResources(p.namespace, (workload,), built.app_id, p.owner_uid))
+        p.creating = True
+        return False
+    if admitted is None:
+        return False
+    p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
+    p.creating = True
+    p.go(
+        A.DRIVER_REQUESTED,
+        f"{wl.admitted_message(found, admitted)}; driver pod {built.driver_name} requested",
+        reason=KUEUE_ADMITTED,
+    )
+    return True
+
+
+def _release_workloads(p: _Pass) -> None:
+    """Delete the Workloads no attempt holds any more: not this attempt's in a state that holds
+    quota (queued, starting, running), and whose attempt's driver is gone (Kueue's own jobs
+    keep the quota until their pods have stopped)."""
+    stale = []
+    for found in p.observed.workloads:
+        meta = found.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        if not name or meta.get("deletionTimestamp"):
+            continue
+        if name == p.app_id and p.state in st.APP_HOLDS_WORKLOAD:
+            continue
+        if driver_view(p.observed, name).exists:
+            continue
+        stale.append((KUEUE_API_VERSION, WORKLOAD, name))
+    if stale:
+        p.actions.append(DeleteResources(p.namespace, tuple(stale), owner_uid=p.owner_uid))
+
+
+def _with_driver_update(built: AttemptResources, update: wl.PodSetUpdate) -> AttemptResources:
+    """``built`` with an admission's driver pod-set update on its driver pod."""
+    driver = wl.with_pod_set_update(built.driver_pod, update)
+    objects = tuple(driver if o is built.driver_pod else o for o in built.objects)
+    return AttemptResources(app_id=built.app_id, driver_pod=driver, objects=objects)
 
 
 def _driver_vanished(p: _Pass, state: A, driver: DriverView) -> bool:

@@ -52,6 +52,7 @@ class AppStateSummary(StrEnum):
     RESOURCE_RELEASED = "ResourceReleased"
     TERMINATED_WITHOUT_RELEASE_RESOURCES = "TerminatedWithoutReleaseResources"
     SUSPENDED = "Suspended"
+    ADMISSION_PENDING = "AdmissionPending"
 
 
 class ClusterStateSummary(StrEnum):
@@ -70,6 +71,10 @@ A, C = AppStateSummary, ClusterStateSummary
 APP_DESCRIPTIONS: Mapping[AppStateSummary, str] = {
     A.SUBMITTED: "Accepted; no resources requested yet.",
     A.SCHEDULED_TO_RESTART: "A new attempt will start with the same spec after the backoff.",
+    A.ADMISSION_PENDING: (
+        "Queued: the app names a Kueue LocalQueue; its Workload waits for Kueue's admission "
+        "(no pod exists yet)."
+    ),
     A.DRIVER_REQUESTED: "The driver pod and its resources were created; waiting for it to run.",
     A.DRIVER_STARTED: "The driver pod is Running (bound to a node, containers started).",
     A.DRIVER_READY: "The driver pod is Ready: its SparkContext accepts executors.",
@@ -111,6 +116,8 @@ CLUSTER_DESCRIPTIONS: Mapping[ClusterStateSummary, str] = {
 # --- sets the reconciler decides with (written out: never derived from enum order) -----------
 
 APP_INITIALIZING = frozenset({A.SUBMITTED, A.SCHEDULED_TO_RESTART})
+#: A queued app's attempt waits for Kueue to admit its Workload (nothing else exists yet).
+APP_QUEUED = frozenset({A.ADMISSION_PENDING})
 APP_STARTING = frozenset(
     {A.DRIVER_REQUESTED, A.DRIVER_STARTED, A.DRIVER_READY, A.INITIALIZED_BELOW_THRESHOLD_EXECUTORS}
 )
@@ -126,11 +133,16 @@ APP_STOPPING = APP_FAILURES | {A.SUCCEEDED}
 APP_TERMINATED = frozenset({A.RESOURCE_RELEASED, A.TERMINATED_WITHOUT_RELEASE_RESOURCES})
 #: ``spec.suspend`` takes an app from these to ``Suspended`` (releasing what the attempt made);
 #: a stopping or terminated app finishes as it would have.
-APP_SUSPENDABLE = APP_INITIALIZING | APP_STARTING | APP_RUNNING
+APP_SUSPENDABLE = APP_INITIALIZING | APP_QUEUED | APP_STARTING | APP_RUNNING
+#: States in which a queued app's attempt holds (or waits for) its Kueue Workload.
+APP_HOLDS_WORKLOAD = APP_QUEUED | APP_STARTING | APP_RUNNING
 #: The key of the ``Suspended`` state entry saying why (Apache 1.1.0's ``suspendReason``), and
 #: the reason when the user asked for it (``spec.suspend: true``).
 SUSPEND_REASON = "suspendReason"
 SUSPEND_BY_SPEC = "SpecSuspend"
+#: The ``suspendReason`` when Kueue evicted the app's Workload (preempted, or its admission
+#: removed): the app is released, then requeued as a new attempt.
+SUSPEND_BY_KUEUE = "KueueEvicted"
 
 CLUSTER_FAILURES = frozenset({C.SCHEDULING_FAILURE, C.FAILED})
 CLUSTER_INFRASTRUCTURE_FAILURES = frozenset({C.SCHEDULING_FAILURE})
@@ -158,6 +170,8 @@ _OBSERVED = "the driver observers' observeDriverTermination: the driver pod ende
 _EVICTED = "observeDriverTermination: driver pod Failed with reason Evicted"
 _SUSPEND = "spec.suspend set (Apache operator 1.1.0): the attempt's resources are released"
 _RESUME = "spec.suspend cleared: a new attempt, restart counters unchanged"
+_QUEUE = "a queued app (label kueue.x-k8s.io/queue-name): its Workload is created first"
+_ADMIT = "Kueue admitted the Workload: the driver is created with the admitted counts"
 
 
 _END = (A.SCHEDULED_TO_RESTART, A.RESOURCE_RELEASED, A.TERMINATED_WITHOUT_RELEASE_RESOURCES)
@@ -175,6 +189,9 @@ _DRIVER_ENDED = (A.FAILED, A.DRIVER_EVICTED, A.SUCCEEDED)
 APP_EDGES: tuple[Edge[AppStateSummary], ...] = (
     *_edges(A.SUBMITTED, (A.DRIVER_REQUESTED, A.SCHEDULING_FAILURE)),
     *_edges(A.SUBMITTED, (A.FAILED,), "AppValidateStep rejects the spec (e.g. ClientMode)"),
+    *_edges(A.SUBMITTED, (A.ADMISSION_PENDING,), _QUEUE),
+    *_edges(A.SCHEDULED_TO_RESTART, (A.ADMISSION_PENDING,), _QUEUE),
+    *_edges(A.ADMISSION_PENDING, (A.DRIVER_REQUESTED, A.SCHEDULING_FAILURE), _ADMIT),
     *_edges(A.SCHEDULED_TO_RESTART, (A.DRIVER_REQUESTED,)),
     *_edges(A.SCHEDULED_TO_RESTART, (A.SCHEDULING_FAILURE,), "AppInitStep fails on a new attempt"),
     *_edges(A.DRIVER_REQUESTED, (A.DRIVER_STARTED, A.DRIVER_START_TIMED_OUT)),

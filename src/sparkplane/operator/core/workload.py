@@ -23,7 +23,13 @@ Admitted quota is the ceiling the app runs with: :func:`pinned_conf` writes the 
 over ``spark.executor.instances`` or ``spark.dynamicAllocation.maxExecutors`` (and lowers
 ``minExecutors``/``initialExecutors`` to it) in the conf the driver is submitted with.
 
-Pure: no I/O. Not yet called by the reconciler (issue 23, item 2).
+:func:`admitted_cr` is the SparkApplication as the admission lets it run: the pinned conf,
+and the executor pod set's update as Spark's executor confs (labels, annotations, node selector)
+and pod template (tolerations); the driver's update goes onto the rendered driver pod
+(:func:`with_pod_set_update`). The reconciler (:mod:`~sparkplane.operator.core.reconciler`)
+builds the Workload of each attempt and decides from what Kueue wrote into it.
+
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -96,9 +102,11 @@ def build_workload(
     *,
     non_jvm: bool,
     owner: Mapping[str, Any],
+    labels: Mapping[str, str] | None = None,
 ) -> Obj:
     """The Workload reserving ``driver_pod`` and the app's executors in the queue ``cr``
-    names, owned by ``owner`` (the CR: deleting the app deletes it)."""
+    names, owned by ``owner`` (the CR: deleting the app deletes it), with ``labels`` too
+    (the operator's: what it watches Workloads by)."""
     queue = queue_name(cr)
     if queue is None:
         raise ValueError(f"the app names no queue (label {QUEUE_NAME_LABEL})")
@@ -128,7 +136,7 @@ def build_workload(
         "metadata": {
             "name": name,
             "namespace": str(meta.get("namespace") or "default"),
-            "labels": {QUEUE_NAME_LABEL: queue},
+            "labels": {**(labels or {}), QUEUE_NAME_LABEL: queue},
             "ownerReferences": [dict(owner)],
         },
         "spec": {"queueName": queue, "podSets": pod_sets},
@@ -226,3 +234,58 @@ def with_pod_set_update(pod: Mapping[str, Any], update: PodSetUpdate) -> Obj:
     if tolerations:
         spec["tolerations"] = tolerations
     return out
+
+
+EXECUTOR_LABEL = "spark.kubernetes.executor.label."
+EXECUTOR_ANNOTATION = "spark.kubernetes.executor.annotation."
+
+
+def admitted_cr(cr: Mapping[str, Any], admitted: Admission) -> Obj:
+    """``cr`` as ``admitted`` lets it run: its sparkConf pinned to the admitted executors
+    (:func:`pinned_conf`; a typed ``spec.executor.instances`` too), and the executor pod set's
+    update as Spark's executor confs (labels, annotations, node selector: the admission's win)
+    and tolerations appended to ``spec.executorSpec.podTemplateSpec``. The driver's update is
+    for the rendered driver pod (:func:`with_pod_set_update`)."""
+    out = copy.deepcopy(dict(cr))
+    spec = out.setdefault("spec", {})
+    conf = {str(k): str(v) for k, v in (spec.get("sparkConf") or {}).items()}
+    pinned = pinned_conf(conf, admitted.executors)
+    executor_typed = spec.get("executor")
+    typed = isinstance(executor_typed, dict) and "instances" in executor_typed
+    if typed and not dynamic(conf):  # the typed field wins over sparkConf: pin it too
+        executor_typed["instances"] = admitted.executors
+        if "spark.executor.instances" not in conf:
+            pinned.pop("spark.executor.instances")
+    update = admitted.updates.get(EXECUTOR_ROLE, PodSetUpdate())
+    for prefix, values in (
+        (EXECUTOR_LABEL, update.labels),
+        (EXECUTOR_ANNOTATION, update.annotations),
+        (EXECUTOR_NODE_SELECTOR, update.node_selector),
+    ):
+        pinned.update((f"{prefix}{k}", v) for k, v in values.items())
+    spec["sparkConf"] = pinned
+    if update.tolerations:
+        holder = spec.setdefault("executorSpec", {}) or {}
+        spec["executorSpec"] = holder
+        template = holder.setdefault("podTemplateSpec", {}) or {}
+        holder["podTemplateSpec"] = template
+        pod_spec = template.setdefault("spec", {}) or {}
+        template["spec"] = pod_spec
+        tolerations = list(pod_spec.get("tolerations") or [])
+        tolerations += [t for t in update.tolerations if t not in tolerations]
+        pod_spec["tolerations"] = tolerations
+    return out
+
+
+def admitted_message(workload: Mapping[str, Any], admitted: Admission) -> str:
+    """What the ``KueueAdmitted`` transition says."""
+    name = (workload.get("metadata") or {}).get("name", "?")
+    queue = (workload.get("status") or {}).get("admission", {}).get("clusterQueue", "")
+    where = f" by ClusterQueue {queue}" if queue else ""
+    return f"Workload {name} admitted{where}: driver and {admitted.executors} executors"
+
+
+def evicted(workload: Mapping[str, Any] | None) -> bool:
+    """Kueue took the admission back (``Evicted``, or no longer ``Admitted``), or the
+    Workload is gone: the app may not keep running on that quota."""
+    return workload is None or admission(workload) is None

@@ -7,8 +7,10 @@ again under the same name never sees its predecessor's pods or outcome), the pod
 from ``podTemplateFile``, the one live read the state machine may ask for (``check_driver``: is
 a driver absent from the cache really gone? a pod of that name another uid controls is not this
 resource's), and which SparkCluster of its namespace an app's ``spark.master`` names (from the
-runner's SparkCluster cache: its driver gets that cluster's secret). Decisions come from the
-pure :func:`~sparkplane.operator.core.reconciler.decide`.
+runner's SparkCluster cache: its driver gets that cluster's secret), and, when Kueue is served,
+the Workloads of queued apps (:class:`~.kueue_io.WorkloadIndex`, by uid too: an admission or an
+eviction wakes the app). Decisions come from the pure
+:func:`~sparkplane.operator.core.reconciler.decide`.
 
 Called by the runner (through :mod:`sparkplane.operator.runtime.loop`). Writes nothing.
 """
@@ -31,9 +33,10 @@ from sparkplane.operator.core.observe import Observed
 from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.kinds.adapter import Key, Watch, queue_kind
+from sparkplane.operator.kinds.kueue_io import WorkloadIndex
 from sparkplane.operator.kinds.pod_index import PodIndex
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
-from sparkplane.vocab import APACHE_API_VERSION, SPARK_APPLICATION
+from sparkplane.vocab import APACHE_API_VERSION, KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD
 
 Obj = dict[str, Any]
 APP = SPARK_APPLICATION
@@ -61,16 +64,31 @@ class AppAdapter:
         clock: Callable[[], datetime],
         template_loader: Callable[[str], Obj | None] = NO_TEMPLATE_FILES,
         cluster_exists: Callable[[str, str], bool] = lambda namespace, name: False,
+        *,
+        kueue: bool = False,
     ) -> None:
         self.kube, self.settings, self.clock = kube, settings, clock
         self.template_loader = template_loader
         self.cluster_exists = cluster_exists  # (namespace, name): a SparkCluster in the cache
         self._lock = threading.Lock()
         self._index = PodIndex(TOMBSTONE_SECONDS)
+        self.kueue = kueue  # Kueue's Workloads are served: watched, and queued apps wait on them
+        self._workloads = WorkloadIndex()
 
     def watches(self) -> Sequence[Watch]:
         selector = f"{OPERATOR_NAME_LABEL}={self.settings.operator_name}"
-        return (Watch("v1", "Pod", selector, self._on_pod),)
+        pods = Watch("v1", "Pod", selector, self._on_pod)
+        if not self.kueue:
+            return (pods,)
+        return (pods, Watch(KUEUE_API_VERSION, WORKLOAD, selector, self._on_workload))
+
+    def _on_workload(self, event: str, workload: Obj) -> Iterable[Key]:
+        with self._lock:
+            ref = self._workloads.update(event, workload)
+        if ref is None:
+            return ()
+        version, namespace, name = ref
+        return ((queue_kind(version, APP), namespace, name),)
 
     # -- the pod index (by the application's uid: :mod:`.pod_index`) -------------------------
     def _on_pod(self, event: str, pod: Obj) -> Iterable[Key]:
@@ -99,6 +117,7 @@ class AppAdapter:
         uid = str(meta.get("uid") or "")
         with self._lock:
             pods, graves = self._index.of(uid)
+            workloads = self._workloads.of(uid)
         templates: dict[str, Obj] = {}
         for role, path in template_files(cr).items():
             loaded = self.template_loader(path)
@@ -108,7 +127,13 @@ class AppAdapter:
         target = standalone_auth.target_cluster(str(master) if master else None, key[0])
         found = target if target and self.cluster_exists(key[0], target) else None
         return Observed(
-            pods=pods, tombstones=graves, templates=templates, auth_cluster=found, owner=uid
+            pods=pods,
+            tombstones=graves,
+            templates=templates,
+            auth_cluster=found,
+            owner=uid,
+            kueue=self.kueue,
+            workloads=workloads,
         )
 
     def decide(self, cr: Obj, *, create_error: str | None = None) -> Decision:

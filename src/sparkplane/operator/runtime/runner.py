@@ -33,7 +33,7 @@ from sparkplane.kube.informer import Informer
 from sparkplane.operator.core.decision import Transition
 from sparkplane.operator.core.scheduled_spec import SCHEDULE_KINDS
 from sparkplane.operator.core.settings import OperatorSettings
-from sparkplane.operator.kinds import kubeflow_io, scheduled_io
+from sparkplane.operator.kinds import kubeflow_io, kueue_io, scheduled_io
 from sparkplane.operator.kinds.app_adapter import AppAdapter
 from sparkplane.operator.kinds.cluster_io import ClusterAdapter
 from sparkplane.operator.kinds.kubeflow_io import KubeflowAdapter
@@ -90,7 +90,12 @@ class Operator:
         # podTemplateFile: only from the configured directory (operator.podtemplates)
         loader = template_loader or TemplateDirLoader(self.settings.pod_template_dir)
         self.app_adapter = AppAdapter(
-            kube, self.settings.reconcile, clock, loader, cluster_exists=self._cluster_exists
+            kube,
+            self.settings.reconcile,
+            clock,
+            loader,
+            cluster_exists=self._cluster_exists,
+            kueue=kueue_io.served(kube),  # Kueue installed: queued apps wait for its admission
         )
         self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
         limits = self.settings.reconcile.limits

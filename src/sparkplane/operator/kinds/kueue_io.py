@@ -1,0 +1,70 @@
+"""Kueue's Workloads as the SparkApplication adapter observes them.
+
+Owns :func:`served` (does the API server serve ``kueue.x-k8s.io`` Workloads? the runner watches
+them only then) and :class:`WorkloadIndex`: the Workloads the operator made (its
+``spark.operator/name`` label), keyed by the uid of the SparkApplication that controls them,
+never its name (as the pod index: a resource deleted and created again never sees its
+predecessor's Workloads). An event returns the application to reconcile, so Kueue's admission
+or eviction wakes the app at once. The Workloads themselves are built and judged by the pure
+:mod:`sparkplane.operator.core.workload`. Called by
+:class:`~sparkplane.operator.kinds.app_adapter.AppAdapter` under its lock. Reads nothing itself
+but :func:`served`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkplane.errors import KubeError
+from sparkplane.kube import Kube
+from sparkplane.vocab import KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD, owner_refs
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+
+
+def served(kube: Kube) -> bool:
+    """Whether the API server serves Kueue's Workloads (False: Kueue is not installed)."""
+    try:
+        kube.resource(KUEUE_API_VERSION, WORKLOAD)
+    except KubeError as exc:
+        if exc.code != 404:
+            raise
+        log.info("%s %s is not served: queued apps fail", KUEUE_API_VERSION, WORKLOAD)
+        return False
+    return True
+
+
+@dataclass
+class WorkloadIndex:
+    """Workloads by the uid of their SparkApplication (see the module docstring)."""
+
+    _by_app: dict[str, dict[str, Obj]] = field(default_factory=dict)  # app uid -> name -> wl
+
+    def update(self, event: str, workload: Obj) -> tuple[str, str, str] | None:
+        """Take one informer event; returns (apiVersion, namespace, name) of the application
+        that controls the Workload, None for one no SparkApplication controls."""
+        refs = [r for r in owner_refs(workload, SPARK_APPLICATION) if r.get("uid")]
+        if not refs:
+            return None
+        ref = refs[0]
+        meta = workload.get("metadata") or {}
+        app_uid, name = str(ref["uid"]), str(meta.get("name") or "")
+        bucket = self._by_app.setdefault(app_uid, {})
+        if event == "DELETED":
+            bucket.pop(name, None)
+            if not bucket:
+                self._by_app.pop(app_uid, None)
+        else:
+            bucket[name] = workload
+        return (
+            str(ref.get("apiVersion") or ""),
+            str(meta.get("namespace") or ""),
+            str(ref.get("name") or ""),
+        )
+
+    def of(self, app_uid: str) -> tuple[Obj, ...]:
+        """The Workloads the application ``app_uid`` controls (every attempt's)."""
+        return tuple(self._by_app.get(app_uid, {}).values())

@@ -1,0 +1,286 @@
+"""A queued SparkApplication (label ``kueue.x-k8s.io/queue-name``): ``decide`` creates the
+attempt's Workload before any pod (``AdmissionPending``), starts the driver once Kueue admits it
+(the admitted counts pinned, the pod-set updates applied), suspends and requeues it when Kueue
+evicts it, deletes Workloads no attempt holds, and fails at once where Kueue is not served;
+Kubeflow's v1beta2 resource goes the same way (its Workload owned by it)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from typing import Any
+
+from sparkplane.operator.core.decision import CreateResources, DeleteResources
+from sparkplane.operator.core.reconciler import (
+    KUEUE_ADMISSION_PENDING,
+    KUEUE_ADMITTED,
+    KUEUE_EVICTED,
+    RESUMED,
+)
+from sparkplane.operator.core.settings import ReconcileSettings
+from sparkplane.operator.core.states import SUSPEND_BY_KUEUE, SUSPEND_REASON
+from sparkplane.operator.kinds.app_adapter import AppAdapter
+from sparkplane.operator.kinds.kubeflow_io import KUBEFLOW_APP, KubeflowAdapter
+from sparkplane.operator.runtime.actions import fold
+from sparkplane.vocab import KUBEFLOW_API_VERSION, KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
+from tests.unit.operator.opfixtures import UID, Walk, at, driver, executor, make_cr
+from tests.unit.operator.test_kubeflow import kf_app
+
+TOLERATION = {"key": "team", "operator": "Equal", "value": "a", "effect": "NoSchedule"}
+
+
+def queued_cr(**conf: str) -> dict[str, Any]:
+    cr = make_cr(conf={"spark.executor.instances": "2", **conf})
+    cr["metadata"]["labels"] = {QUEUE_NAME_LABEL: "team"}
+    return cr
+
+
+def kinds(decision: Any, kind: type) -> list[Any]:
+    return [a for a in decision.actions if isinstance(a, kind)]
+
+
+def workload(
+    name: str = "pi-0",
+    *,
+    admitted: int | None = None,
+    evicted: str = "",
+    updates: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The Workload as Kueue leaves it: pending, admitted (``admitted`` executors) or evicted."""
+    conditions = [{"type": "QuotaReserved", "status": "False", "message": "insufficient cpu"}]
+    status: dict[str, Any] = {"conditions": conditions}
+    if admitted is not None:
+        status["conditions"] = [
+            {"type": "QuotaReserved", "status": "True"},
+            {"type": "Admitted", "status": "True"},
+        ]
+        status["admission"] = {
+            "clusterQueue": "shared",
+            "podSetAssignments": [
+                {"name": "driver", "count": 1},
+                {"name": "executor", "count": admitted},
+            ],
+        }
+        status["admissionChecks"] = [{"name": "check", "podSetUpdates": updates or []}]
+    if evicted:
+        status["conditions"].append(
+            {"type": "Evicted", "status": "True", "reason": "Preempted", "message": evicted}
+        )
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": WORKLOAD,
+        "metadata": {
+            "name": name,
+            "namespace": "ns1",
+            "ownerReferences": [{"kind": "SparkApplication", "name": "pi", "uid": UID}],
+        },
+        "status": status,
+    }
+
+
+def properties(create: CreateResources) -> str:
+    maps = [
+        o
+        for o in create.objects
+        if o["kind"] == "ConfigMap" and "spark.properties" in o.get("data", {})
+    ]
+    return str(maps[0]["data"]["spark.properties"])
+
+
+def test_a_queued_app_creates_its_workload_before_any_pod_and_waits() -> None:
+    walk = Walk(queued_cr())
+    decision = walk.step(0, kueue=True)
+    assert walk.states == ["Submitted", "AdmissionPending"]
+    (create,) = kinds(decision, CreateResources)
+    (obj,) = create.objects  # the Workload only: no pod, no ConfigMap
+    assert (obj["kind"], obj["metadata"]["name"], obj["spec"]["queueName"]) == (
+        WORKLOAD,
+        "pi-0",
+        "team",
+    )
+    assert [(s["name"], s["count"]) for s in obj["spec"]["podSets"]] == [
+        ("driver", 1),
+        ("executor", 2),
+    ]
+    assert obj["metadata"]["ownerReferences"][0]["uid"] == UID
+    assert obj["metadata"]["labels"]["spark.operator/name"]
+    event = fold(decision.transitions)
+    assert event is not None and event.reason == KUEUE_ADMISSION_PENDING
+    # Kueue has not admitted it: nothing changes
+    waiting = walk.step(5, kueue=True, workloads=(workload(),))
+    assert waiting.status is None and waiting.actions == ()
+    # the Workload vanished (deleted by someone, or a crash before the create): made again
+    again = walk.step(6, kueue=True)
+    assert walk.state == "AdmissionPending" and again.status is None
+    assert [o["kind"] for a in kinds(again, CreateResources) for o in a.objects] == [WORKLOAD]
+
+
+def test_admitted_the_driver_runs_with_the_admitted_count_and_the_pod_set_updates() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    updates = [
+        {
+            "name": "driver",
+            "labels": {"team": "a"},
+            "nodeSelector": {"pool": "spark"},
+            "tolerations": [TOLERATION],
+        },
+        {
+            "name": "executor",
+            "labels": {"team": "a"},
+            "annotations": {"cost": "7"},
+            "nodeSelector": {"pool": "spark"},
+            "tolerations": [TOLERATION],
+        },
+    ]
+    decision = walk.step(3, kueue=True, workloads=(workload(admitted=2, updates=updates),))
+    assert walk.states[-2:] == ["AdmissionPending", "DriverRequested"]
+    (create,) = kinds(decision, CreateResources)
+    pod = next(o for o in create.objects if o["kind"] == "Pod")
+    assert pod["metadata"]["labels"]["team"] == "a"
+    assert pod["spec"]["nodeSelector"]["pool"] == "spark"
+    assert TOLERATION in pod["spec"]["tolerations"]
+    props = properties(create)
+    assert "spark.executor.instances=2" in props
+    assert "spark.kubernetes.executor.label.team=a" in props
+    assert "spark.kubernetes.executor.annotation.cost=7" in props
+    assert "spark.kubernetes.executor.node.selector.pool=spark" in props
+    template = next(
+        o
+        for o in create.objects
+        if o["kind"] == "ConfigMap" and o is not pod and "spark.properties" not in o.get("data", {})
+    )
+    assert "NoSchedule" in str(template["data"])  # the executors' tolerations, in their template
+    event = fold(decision.transitions)
+    assert event is not None and event.reason == KUEUE_ADMITTED
+    assert "admitted by ClusterQueue shared" in event.message
+
+
+def test_dynamic_allocation_reserves_max_executors_and_runs_with_what_was_admitted() -> None:
+    walk = Walk(
+        queued_cr(
+            **{
+                "spark.dynamicAllocation.enabled": "true",
+                "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+                "spark.dynamicAllocation.maxExecutors": "4",
+                "spark.dynamicAllocation.initialExecutors": "3",
+            }
+        )
+    )
+    (create,) = kinds(walk.step(0, kueue=True), CreateResources)
+    assert create.objects[0]["spec"]["podSets"][1]["count"] == 4
+    started = walk.step(3, kueue=True, workloads=(workload(admitted=4),))
+    props = properties(kinds(started, CreateResources)[0])
+    assert "spark.dynamicAllocation.maxExecutors=4" in props
+    assert "spark.dynamicAllocation.initialExecutors=3" in props
+
+
+def test_an_eviction_suspends_the_app_then_requeues_it_as_a_new_attempt() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    admitted = workload(admitted=2)
+    walk.step(1, kueue=True, workloads=(admitted,))
+    walk.step(2, driver(), executor(1), executor(2), kueue=True, workloads=(admitted,))
+    assert walk.state in ("RunningHealthy", "RunningWithPartialCapacity")
+
+    gone = workload(admitted=2, evicted="Preempted to accommodate a higher priority Workload")
+    decision = walk.step(10, driver(), executor(1), kueue=True, workloads=(gone,))
+    assert walk.state == "Suspended"
+    current = walk.cr["status"]["currentState"]
+    assert current[SUSPEND_REASON] == SUSPEND_BY_KUEUE and "Preempted" in current["message"]
+    (release,) = kinds(decision, DeleteResources)
+    assert ("v1", "Pod", "pi-0-driver") in release.refs
+    assert not kinds(decision, CreateResources)  # released first: requeued on a later pass
+    event = fold(decision.transitions)
+    assert event is not None and event.reason == KUEUE_EVICTED
+
+    # the driver still terminating: held, its Workload (its quota) kept until it is gone
+    terminating = copy.deepcopy(driver())
+    terminating["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:11Z"
+    held = walk.step(11, terminating, kueue=True, workloads=(gone,))
+    assert held.status is None and not held.actions and held.requeue_after is not None
+
+    # gone: a new attempt, queued again; the evicted Workload deleted
+    requeued = walk.step(12, kueue=True, workloads=(gone,))
+    assert walk.states[-3:] == ["Suspended", "ScheduledToRestart", "AdmissionPending"]
+    (create,) = kinds(requeued, CreateResources)
+    assert [o["metadata"]["name"] for o in create.objects] == ["pi-1"]
+    (delete,) = kinds(requeued, DeleteResources)
+    assert delete.refs == ((KUEUE_API_VERSION, WORKLOAD, "pi-0"),)
+    event = fold(requeued.transitions)
+    assert event is not None and event.reason == KUEUE_ADMISSION_PENDING
+    assert "requeued after Kueue's eviction" in event.message
+    info = walk.cr["status"]["currentAttemptSummary"]["attemptInfo"]
+    assert (info["id"], info["restartCounter"]) == (1, 0)  # not a restart
+
+    # re-admitted: the new attempt's driver
+    walk.step(20, kueue=True, workloads=(workload("pi-1", admitted=2),))
+    assert walk.state == "DriverRequested"
+
+
+def test_spec_suspend_while_queued_releases_the_workload_and_a_resume_is_not_a_requeue() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    walk.cr = copy.deepcopy(walk.cr)
+    walk.cr["spec"]["suspend"] = True
+    decision = walk.step(1, kueue=True, workloads=(workload(),))
+    assert walk.state == "Suspended"
+    deleted = [r for a in kinds(decision, DeleteResources) for r in a.refs if r[1] == WORKLOAD]
+    assert deleted == [(KUEUE_API_VERSION, WORKLOAD, "pi-0")]
+    walk.cr["spec"]["suspend"] = False
+    resumed = walk.step(2, kueue=True)
+    assert walk.states[-2:] == ["ScheduledToRestart", "AdmissionPending"]
+    assert fold(resumed.transitions).reason == RESUMED  # type: ignore[union-attr]
+
+
+def test_the_workload_is_deleted_once_the_finished_driver_is_released() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    admitted = workload(admitted=2)
+    walk.step(1, kueue=True, workloads=(admitted,))
+    walk.step(2, driver(), kueue=True, workloads=(admitted,))
+    done = walk.step(5, driver(phase="Succeeded"), kueue=True, workloads=(admitted,))
+    assert not [r for a in kinds(done, DeleteResources) for r in a.refs if r[1] == WORKLOAD]
+    released = walk.step(6, kueue=True, workloads=(admitted,))
+    assert [r for a in kinds(released, DeleteResources) for r in a.refs if r[1] == WORKLOAD]
+
+
+def test_without_kueue_a_queued_app_fails_saying_why_and_creates_nothing() -> None:
+    walk = Walk(queued_cr())
+    decision = walk.step(0)
+    assert walk.states == ["Submitted", "Failed", "ResourceReleased"]
+    assert not kinds(decision, CreateResources)
+    message = walk.cr["status"]["stateTransitionHistory"]["1"]["message"]
+    assert QUEUE_NAME_LABEL in message and "install Kueue" in message
+
+
+def test_an_unqueued_app_never_makes_a_workload() -> None:
+    walk = Walk(make_cr())
+    decision = walk.step(0, kueue=True)
+    assert walk.states == ["Submitted", "DriverRequested"]
+    assert WORKLOAD not in {o["kind"] for a in kinds(decision, CreateResources) for o in a.objects}
+
+
+def test_a_queued_kubeflow_app_waits_for_its_workload_owned_by_the_v1beta2_resource() -> None:
+    def clock() -> datetime:
+        return at(0)
+
+    apps = AppAdapter(None, ReconcileSettings(), clock, kueue=True)  # type: ignore[arg-type]
+    adapter = KubeflowAdapter(apps)
+    cr = kf_app()
+    cr["metadata"]["labels"] = {QUEUE_NAME_LABEL: "team"}
+    first = adapter.decide(cr)
+    assert first.status is not None and first.status["applicationState"]["state"] == "SUBMITTED"
+    (create,) = kinds(first, CreateResources)
+    (made,) = create.objects
+    assert made["kind"] == WORKLOAD
+    assert {r["apiVersion"] for r in made["metadata"]["ownerReferences"]} == {KUBEFLOW_API_VERSION}
+    cr["status"] = first.status
+
+    admitted = workload(admitted=1)
+    admitted["metadata"]["ownerReferences"] = made["metadata"]["ownerReferences"]
+    assert list(apps._on_workload("ADDED", admitted)) == [(KUBEFLOW_APP, "ns1", "pi")]
+    started = adapter.decide(cr)
+    pods = [o for a in kinds(started, CreateResources) for o in a.objects if o["kind"] == "Pod"]
+    assert [p["metadata"]["name"] for p in pods] == ["pi-driver"]  # Kubeflow's driver name
+    assert started.status is not None and started.status["applicationState"]["state"] == "SUBMITTED"
