@@ -12,6 +12,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.realnode.airflowd import ROOT
 
@@ -57,9 +58,9 @@ def _joined(text: str | list[str]) -> str:
     return text if isinstance(text, str) else "".join(text)  # the file splits it in lines
 
 
-def _cell_text(cell: dict[str, object]) -> str:
+def _cell_text(cell: dict[str, Any]) -> str:
     parts = []
-    for output in cell.get("outputs") or []:  # type: ignore[union-attr]
+    for output in cell.get("outputs") or []:
         if output.get("output_type") == "stream":
             parts.append(_joined(output["text"]))
         elif output.get("output_type") in ("execute_result", "display_data"):
