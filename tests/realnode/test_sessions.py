@@ -150,8 +150,8 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
     )
     assert sp.session_list() == []
     assert "state=Ended" in repr(held)
-    archived = list(held.logs(tail=50))
-    assert archived and any("SparkConnectServer" in line for line in archived), archived[-5:]
+    archived = list(held.logs())  # the driver is gone: from the archive gc wrote
+    assert any("SparkConnectServer" in line for line in archived), archived[-5:]
     held.close()
 
     # session_delete: a second session, ended before it serves, leaves nothing either
