@@ -104,7 +104,7 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
         assert "state=Running" in attach and f"namespace={namespace}" in attach, attach
         assert "groups: 10 first: {'k': 0, 'count': 10000}" in dataframe, dataframe
         assert "499500" in sql, sql
-        assert "UI answers: 200" in ui and "Spark UI: http://localhost:" in ui, ui
+        assert "UI answers: 200" in ui and "Spark UI: http://127.0.0.1:" in ui, ui
         succeeded = json.loads(ui.splitlines()[-1].replace("'", '"'))["SUCCEEDED"]
         assert succeeded >= 2, ui  # this kernel's two queries' jobs at least
         assert logs.strip(), "no driver log lines"

@@ -426,7 +426,7 @@ class Attached:
         name: str,
         token: str | None,
         *,
-        settings: Settings | None = None,
+        settings: Settings,
         created: datetime | None = None,
     ):
         self._kube = kube
@@ -436,7 +436,7 @@ class Attached:
         self.app = pod.removesuffix("-driver")  # the app name `sparkplane logs/ui` take
         self.created = created or datetime.now(UTC)
         self._token = token
-        self._settings = settings if settings is not None else Settings.load()
+        self._settings = settings
         self._grpc = Forward(kube, pod, namespace, CONNECT_PORT)
         self.port: int = self._grpc.port
         self._ui: Forward | None = None
@@ -473,12 +473,12 @@ class Attached:
         return self._spark
 
     def ui(self) -> SparkProgress:
-        """The session's Spark UI: ``url`` on ``localhost`` through a port-forward this object
+        """The session's Spark UI: ``url`` on this machine through a port-forward this object
         opens on first use (closed with it), and the jobs and stages from the driver's REST
         API, as data (Jupyter shows a table with the link)."""
         if self._ui is None:
             self._ui = Forward(self._kube, self.pod, self.namespace, UI_PORT)
-        url = f"http://localhost:{self._ui.port}"
+        url = f"http://127.0.0.1:{self._ui.port}"  # where the forward listens
         return progress(self._kube, self.pod, self.namespace, url=url)
 
     def logs(self, *, tail: int | None = None, follow: bool = False) -> Iterator[str]:
