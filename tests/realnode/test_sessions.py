@@ -163,9 +163,18 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
 
 
 TICK = 0.05  # the loop's ticker: asleep this long between ticks
-# two servers at once on the 2-CPU node: drivers only (no executor JVMs); a local relation's
-# query is answered by the driver itself
-DRIVER_ONLY: dict[str, Any] = {**SIZING, "executors": 0}
+# two servers at once on the 2-CPU node: drivers only, dynamic allocation from 0 executors (none
+# starts: a local relation's query is answered by the driver itself)
+DRIVER_ONLY: dict[str, Any] = {
+    **SIZING,
+    "executors": 0,
+    "conf": {
+        "spark.dynamicAllocation.enabled": "true",
+        "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+        "spark.dynamicAllocation.minExecutors": "0",
+        "spark.dynamicAllocation.initialExecutors": "0",
+    },
+}
 
 
 def test_async_sessions(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path) -> None:
