@@ -501,13 +501,14 @@ class Attached:
         return str(pod.get("status", {}).get("phase", "Pending"))
 
     def close(self) -> None:
-        """Release the client's server-side session and stop the port-forwards."""
-        if self._spark is not None:
+        """Release the client's server-side session (unless the server is gone: pyspark's
+        client would retry that call for minutes) and stop the port-forwards."""
+        if self._spark is not None and self.state() != "Ended":
             try:
                 self._spark.stop()
-            except Exception:  # the server may be gone already
+            except Exception:  # the server may be ending
                 pass
-            self._spark = None
+        self._spark = None
         for forward in (self._grpc, self._ui):
             if forward is not None:
                 forward.close()
