@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: demo test checks prebuild lint types unit integration realnode install cluster-down clean deploy lock \
-	airflow-venv kubeflow-venv
+	airflow-venv kubeflow-venv jupyter-venv
 
 # REALNODE=0 deselects the real-Spark suite (a developer without root); the run says so.
 REALNODE ?= 1
@@ -75,6 +75,26 @@ $(KUBEFLOW_STAMP): $(KUBEFLOW_LOCK) $(LOCK_STAMP)
 
 kubeflow-venv: $(KUBEFLOW_STAMP)
 
+## Jupyter (ipykernel, nbclient) with the thin Spark Connect client (pyspark-client) in a venv of
+## its own, never in .venv (the images copy its packages): tests/realnode/test_sessions.py runs
+## examples/session.ipynb in real kernels there. Locked against dev.lock (-c) like Airflow's;
+## this checkout's sparkplane goes in with --no-deps (editable)
+JUPYTER_VENV  := .venv-jupyter
+JUPYTER_LOCK  := requirements/jupyter.lock
+JUPYTER_STAMP := $(JUPYTER_VENV)/.installed-stamp
+
+$(JUPYTER_VENV)/.lock-stamp: $(JUPYTER_LOCK) $(LOCK_STAMP)
+	$(BIN)/uv venv --quiet --clear --python $(BIN)/python $(JUPYTER_VENV)
+	VIRTUAL_ENV=$(JUPYTER_VENV) $(BIN)/uv pip install --quiet --require-hashes --no-deps \
+	  -r $(JUPYTER_LOCK)
+	touch $@
+
+$(JUPYTER_STAMP): $(JUPYTER_VENV)/.lock-stamp pyproject.toml
+	VIRTUAL_ENV=$(JUPYTER_VENV) $(BIN)/uv pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+jupyter-venv: $(JUPYTER_STAMP)
+
 ## lock: re-resolve the locks from pyproject.toml (keeps pins that still fit; UPGRADE=1: newest);
 ## an unchanged lock is left untouched (its time too, so the venv is not rebuilt)
 COMPILE = $(BIN)/uv pip compile --universal --python-version 3.11 --generate-hashes \
@@ -94,6 +114,10 @@ lock: $(LOCK_STAMP)
 	cp $(KUBEFLOW_LOCK) $(KUBEFLOW_LOCK).new
 	$(COMPILE) requirements/kubeflow.in -o $(KUBEFLOW_LOCK).new
 	$(call KEEP_IF_SAME,$(KUBEFLOW_LOCK))
+	cp $(JUPYTER_LOCK) $(JUPYTER_LOCK).new
+	$(COMPILE) requirements/jupyter.in requirements/build.in pyproject.toml -c $(LOCK) \
+	  -o $(JUPYTER_LOCK).new
+	$(call KEEP_IF_SAME,$(JUPYTER_LOCK))
 
 ## demo: bring the embedded local cluster up (with a real node) and run the main job on it.
 demo: $(STAMP)
@@ -142,8 +166,9 @@ integration: $(STAMP)
 
 ## realnode: the real-Spark suite on a dev cluster with a real node (kubelet, containerd, runc);
 ## its Airflow test (tests/realnode/test_airflow.py) runs Airflow from .venv-airflow, and
-## tests/realnode/test_kubeflow_clients.py the Kubeflow SDK from .venv-kubeflow
-realnode: $(STAMP) $(AIRFLOW_STAMP) $(KUBEFLOW_STAMP)
+## tests/realnode/test_kubeflow_clients.py the Kubeflow SDK from .venv-kubeflow, and
+## tests/realnode/test_sessions.py its notebook in Jupyter kernels from .venv-jupyter
+realnode: $(STAMP) $(AIRFLOW_STAMP) $(KUBEFLOW_STAMP) $(JUPYTER_STAMP)
 ifeq ($(REALNODE),0)
 	@echo "REALNODE=0: the real-Spark suite (tests/realnode) was DESELECTED; nothing proves Spark runs"
 else

@@ -1,38 +1,48 @@
 """Spark Connect sessions on the real node, as a user with sparkplane's client role only.
 
 One real Spark Connect server (the costly part, ~1-2 min) carries the flow: ``session()`` hands
-back a ready SparkSession, ``range`` and ``sql`` run on it; a second Python process re-attaches by
-name; a client without the token (or with a wrong one) is refused by Spark's own check; the
-client cannot read the token's Secret; ``gc`` as the clean-up CronJob's identity leaves the
-session alone while it is active and ends it once idle past its timeout, and nothing it owned
-remains. A second session, deleted before it serves, checks ``session_delete`` leaves nothing.
+back a ready SparkSession, ``range`` and ``sql`` run on it; then a REAL Jupyter kernel (nbclient,
+``.venv-jupyter``) runs ``examples/session.ipynb``, which attaches to it by name, runs a
+DataFrame job and SQL, shows ``session.ui()`` (the UI answering through its port-forward, the
+jobs from the driver's REST API), reads ``session.logs()`` and the short repr (no token); a
+SECOND kernel runs the same notebook and re-attaches; a client without the token (or with a
+wrong one) is refused by Spark's own check; the client cannot read the token's Secret; ``gc``
+as the clean-up CronJob's identity leaves the session alone while it is active and ends it once
+idle past its timeout, after which ``logs()`` reads the archive, and nothing it owned remains.
+A second session, deleted before it serves, checks ``session_delete`` leaves nothing.
+
+``test_async_sessions``: ``AsyncSparkPlane`` starts two sessions at once (``asyncio.gather``),
+both answer, and a ticker on the loop keeps ticking throughout (the loop is never blocked).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import asyncio
+import itertools
+import json
 import time
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sparkplane import SparkPlane
+from sparkplane import AsyncSparkPlane, SparkPlane
 from sparkplane.errors import ForbiddenError
 from sparkplane.kube import Kube
 from sparkplane.settings import Settings
+from sparkplane.usecases.session import saved_token
 from sparkplane.vocab import SESSION_LABEL
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import SERVICE_ACCOUNT
+from tests.realnode.jupyter import run_notebook
 from tests.realnode.sparkapps import SPARK_IMAGE
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 IDLE_TIMEOUT = 30  # seconds: short, so that the TTL ends the session within the test
-SIZING = {
+SIZING: dict[str, Any] = {
     "image": SPARK_IMAGE,
     "executors": 1,
     "driver_memory": "768m",
@@ -42,13 +52,7 @@ SIZING = {
     "service_account": SERVICE_ACCOUNT,
 }
 
-SECOND_PROCESS = """
-import sys
-from sparkplane import SparkPlane
-with SparkPlane.connect(namespace=sys.argv[1]) as sp:
-    with sp.session_attach("nb") as session:
-        print("answer", session.spark().sql("SELECT 6 * 7 AS x").collect()[0].x)
-"""
+NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "session.ipynb"
 
 
 def minted(kubeconfig: Path, namespace: str, identity: str, account: str, dest: Path) -> Path:
@@ -76,43 +80,48 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
     client_cfg = minted(kubeconfig, namespace, "client", "notebook", tmp_path / "client")
     gc_cfg = minted(kubeconfig, namespace, "gc", "sparkplane-gc", tmp_path / "gc")
     settings = replace(Settings.load(), cache_dir=tmp_path / "cache")
-    progress: list[str] = []
-    started = time.monotonic()
     sp = SparkPlane.connect(kubeconfig=client_cfg, namespace=namespace, settings=settings)
-    with sp.session(
-        "nb", keep=True, idle_timeout=IDLE_TIMEOUT, on_progress=progress.append, **SIZING
-    ) as spark:
-        ready = time.monotonic() - started
-        assert spark.range(1000).selectExpr("sum(id) AS s").collect()[0].s == 499500
-        assert spark.sql("SELECT 1 + 1 AS x").collect()[0].x == 2
-    assert "serving" in progress, progress
-    print(f"session() to ready: {ready:.1f}s; progress: {progress}")
 
-    # another process of the same user re-attaches by name (its token saved at create)
+    # the notebook, in a REAL Jupyter kernel, creates the session (its token saved for this
+    # user), runs a DataFrame job and SQL, shows its UI and log; a second kernel re-attaches
     env = {
-        **os.environ,
         "KUBECONFIG": str(client_cfg),
         "SPARKPLANE_CACHE_DIR": str(settings.cache_dir),
+        "SESSION_NAMESPACE": namespace,
+        "SESSION_NAME": "nb",
+        "SESSION_OPTIONS": json.dumps({**SIZING, "idle_timeout": IDLE_TIMEOUT}),
     }
-    out = subprocess.run(
-        [sys.executable, "-c", SECOND_PROCESS, namespace],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert "answer 42" in out.stdout, out.stdout + out.stderr
+    for kernel in ("first", "second"):
+        started = time.monotonic()
+        ran = run_notebook(NOTEBOOK, env, tmp_path / kernel)
+        print(f"{kernel} kernel ran the notebook in {time.monotonic() - started:.1f}s")
+        assert ran.returncode == 0, ran.text + ran.stderr
+        attach, dataframe, sql, ui, logs, closed = ran.cells[1:]
+        assert "event loop running: True" in attach, attach  # Jupyter's loop runs the cell
+        reattached = "attaching to the running session nb" in attach
+        assert reattached == (kernel == "second"), attach
+        assert reattached or "serving" in attach, attach  # the first one's progress
+        assert "state=Running" in attach and f"namespace={namespace}" in attach, attach
+        assert "groups: 10 first: {'k': 0, 'count': 10000}" in dataframe, dataframe
+        assert "499500" in sql, sql
+        assert "UI answers: 200" in ui and "Spark UI: http://127.0.0.1:" in ui, ui
+        succeeded = json.loads(ui.splitlines()[-1].replace("'", '"'))["SUCCEEDED"]
+        assert succeeded >= 2, ui  # this kernel's two queries' jobs at least
+        assert logs.strip(), "no driver log lines"
+        assert "state=closed" in closed, closed
+        token = saved_token(settings, sp.kube, namespace, "nb")
+        assert token and token not in ran.text, "the token was shown in the notebook"
 
     # without the token, or with a wrong one, Spark's own check refuses the client
     from pyspark.errors.exceptions.connect import SparkConnectGrpcException
     from pyspark.sql.connect.session import SparkSession
 
-    with sp.session_attach("nb") as session:
-        for url in (session.url(token=False), f"sc://localhost:{session.port}/;token=wrong"):
-            stranger = SparkSession.builder.remote(url).create()
-            with pytest.raises(SparkConnectGrpcException, match="UNAUTHENTICATED"):
-                stranger.range(3).count()
+    held = sp.session_attach("nb")  # kept past the end: its logs() then read the archive
+    assert held.spark().sql("SELECT 6 * 7 AS x").collect()[0].x == 42  # activity: not idle
+    for url in (held.url(token=False), f"sc://localhost:{held.port}/;token=wrong"):
+        stranger = SparkSession.builder.remote(url).create()
+        with pytest.raises(SparkConnectGrpcException, match="UNAUTHENTICATED"):
+            stranger.range(3).count()
     # ...and the client role cannot read the token's Secret (only admins can)
     with pytest.raises(ForbiddenError):
         sp.kube.get("v1", "Secret", "nb-connect-token", namespace)
@@ -140,6 +149,10 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
         what="nothing left of session nb",
     )
     assert sp.session_list() == []
+    assert "state=Ended" in repr(held)
+    archived = list(held.logs())  # the driver is gone: from the archive gc wrote
+    assert any("SparkConnectServer" in line for line in archived), archived[-5:]
+    held.close()
 
     # session_delete: a second session, ended before it serves, leaves nothing either
     sp.session_create("gone", wait=False, **SIZING)
@@ -147,3 +160,67 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
     sp.session_delete("gone", wait=True)
     wait_for(lambda: not owned_leftovers(kube, namespace, "gone"), timeout=60, what="nothing left")
     sp.close()
+
+
+TICK = 0.05  # the loop's ticker: asleep this long between ticks
+# two servers at once on the 2-CPU node: drivers only, dynamic allocation from 0 executors (none
+# starts: a local relation's query is answered by the driver itself)
+DRIVER_ONLY: dict[str, Any] = {
+    **SIZING,
+    "executors": 0,
+    "conf": {
+        "spark.dynamicAllocation.enabled": "true",
+        "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+        "spark.dynamicAllocation.minExecutors": "0",
+        "spark.dynamicAllocation.initialExecutors": "0",
+    },
+}
+
+
+def test_async_sessions(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path) -> None:
+    client_cfg = minted(kubeconfig, namespace, "client", "notebook", tmp_path / "client")
+    settings = replace(Settings.load(), cache_dir=tmp_path / "cache")
+
+    async def answer(sp: AsyncSparkPlane, name: str) -> int:
+        async with sp.session(name, **DRIVER_ONLY) as spark:
+
+            def query() -> int:
+                frame = spark.createDataFrame([(6, 7)], ["a", "b"]).selectExpr("a * b AS x")
+                return int(frame.collect()[0].x)
+
+            return await asyncio.to_thread(query)  # pyspark's client blocks: off the loop
+
+    async def main() -> tuple[list[int], list[float], float]:
+        ticks: list[float] = []
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            while not stop.is_set():
+                ticks.append(time.monotonic())
+                await asyncio.sleep(TICK)
+
+        ticking = asyncio.create_task(ticker())
+        started = time.monotonic()
+        async with await AsyncSparkPlane.connect(
+            kubeconfig=client_cfg, namespace=namespace, settings=settings
+        ) as sp:
+            answers = list(await asyncio.gather(answer(sp, "one"), answer(sp, "two")))
+        took = time.monotonic() - started
+        stop.set()
+        await ticking
+        return answers, ticks, took
+
+    answers, ticks, took = asyncio.run(main())
+    assert answers == [42, 42]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(ticks)]
+    print(f"two sessions at once: {took:.1f}s, {len(ticks)} ticks, longest gap {max(gaps):.2f}s")
+    # a blocking call would stop the ticker for the seconds a session takes to start; a loaded
+    # 2-core machine may delay a tick, never by that much
+    assert max(gaps) < 2.0, f"the loop was blocked for {max(gaps):.1f}s"
+    assert len(ticks) >= took / TICK / 4, (len(ticks), took)
+    for name in ("one", "two"):
+        wait_for(
+            lambda name=name: not owned_leftovers(kube, namespace, name),  # type: ignore[misc]
+            timeout=120,
+            what=f"nothing left of session {name}",
+        )

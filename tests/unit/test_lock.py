@@ -280,3 +280,32 @@ def test_the_airflow_lock_is_pinned_with_hashes_and_agrees_with_the_main_lock() 
         assert req.specifier.contains(pin.version), (
             f"{req} but {AIRFLOW_LOCK.name} has {pin.version}"
         )
+
+
+# -- requirements/jupyter.lock: the Jupyter venv (.venv-jupyter, `make jupyter-venv`) -----------
+JUPYTER_LOCK = ROOT / "requirements" / "jupyter.lock"
+
+
+def test_the_jupyter_lock_is_pinned_with_hashes_and_agrees_with_the_main_lock() -> None:
+    """Compiled against dev.lock (``-c``) like Airflow's; it holds the thin Spark Connect client
+    at the dev cluster's Spark version and sparkplane's runtime requirements, and no full
+    pyspark (Jupyter's venv is a notebook user's: no JVM, no jars)."""
+    pins = read_lock(JUPYTER_LOCK.read_text())
+    assert JUPYTER_LOCK.read_text().splitlines()[1].strip() == "#    make lock"
+    for name, pin in pins.items():
+        assert pin.hashes, f"{name}=={pin.version} has no --hash in {JUPYTER_LOCK.name}"
+    differ = [
+        f"{name}: {pin.version} vs {PINS[name].version}"
+        for name, pin in pins.items()
+        if name in PINS and pin.version != PINS[name].version
+    ]
+    assert not differ, f"jupyter.lock and dev.lock disagree ({differ}): {REFRESH}"
+    assert pins["pyspark-client"].version == Version(versions.SPARK_VERSION)
+    assert "pyspark" not in pins
+    for name in ("ipykernel", "nbclient", "nbformat"):
+        assert name in pins, f"{name} is not in {JUPYTER_LOCK.name}: {REFRESH}"
+    for line in PYPROJECT["project"]["dependencies"]:
+        req = Requirement(line)
+        pin = pins.get(canonicalize_name(req.name))
+        assert pin is not None, f"{req} is not in {JUPYTER_LOCK.name}: {REFRESH}"
+        assert req.specifier.contains(pin.version), f"{req} but {JUPYTER_LOCK.name} has {pin}"

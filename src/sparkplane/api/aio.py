@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from sparkplane.api.client import AppLike, SparkPlane
 from sparkplane.model.apps import App, Description
 from sparkplane.model.phase import Event
+from sparkplane.model.progress import SparkProgress
 from sparkplane.model.ttl import TtlDecision
 from sparkplane.security.rbac import RbacObject
 from sparkplane.usecases.create import Submitted
@@ -225,6 +226,12 @@ class AsyncSparkPlane:
 
     async def session_list(self, *args: Any, **kwargs: Any) -> builtins.list[SessionInfo]:
         return await asyncio.to_thread(partial(self.sync.session_list, *args, **kwargs))
+
+    async def session_ui(self, name: str, **kwargs: Any) -> SparkProgress:
+        return await asyncio.to_thread(partial(self.sync.session_ui, name, **kwargs))
+
+    def session_logs(self, name: str, **kwargs: Any) -> AsyncIterator[str]:
+        return _iterate(lambda: self.sync.session_logs(name, **kwargs))
 
     async def session_delete(self, name: str, **kwargs: Any) -> None:
         await asyncio.to_thread(partial(self.sync.session_delete, name, **kwargs))

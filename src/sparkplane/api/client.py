@@ -35,6 +35,7 @@ from sparkplane.usecases import connection
 if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs none of it
     from sparkplane.kube import Kube
     from sparkplane.model.phase import Event
+    from sparkplane.model.progress import SparkProgress
     from sparkplane.model.ttl import TtlDecision
     from sparkplane.security.rbac import RbacObject
     from sparkplane.security.rules import Identity
@@ -413,36 +414,20 @@ class SparkPlane:
         """Log lines of the driver (or executor N); ``follow`` streams until the pod ends.
 
         Once the pod is gone, the lines come from the log archive and ``notice`` says so."""
-        from sparkplane.history.logs import live_or_archived
-        from sparkplane.usecases.logs import stream_logs
+        from sparkplane.usecases.logs import app_logs
 
         name, ns = self._ref(app, namespace)
-        missing: AppNotFoundError | None = None
-        try:
-            resolved = self._app(app, namespace)
-        except AppNotFoundError as exc:  # gone: the archive may have its logs
-            missing = exc
-
-        def live() -> Iterator[str]:
-            return stream_logs(
-                self.kube,
-                resolved,
-                executor=executor,
-                follow=follow,
-                since_seconds=int(since.total_seconds()) if since else None,
-                tail_lines=tail,
-            )
-
-        return live_or_archived(
-            None if missing else live,
-            ns,
+        return app_logs(
+            self.kube,
             name,
-            executor,
+            ns,
+            settings=self.settings,
+            app=app if isinstance(app, App) else None,
+            executor=executor,
+            follow=follow,
+            since_seconds=int(since.total_seconds()) if since else None,
             tail=tail,
             notice=notice,
-            missing=missing,
-            settings=self.settings,
-            kube=self.kube,
         )
 
     def events(self, app: AppLike, namespace: str | None = None) -> builtins.list[Event]:
@@ -657,6 +642,35 @@ class SparkPlane:
 
         return sessions.list_sessions(
             self.kube, None if all_namespaces else namespace or self.namespace
+        )
+
+    def session_ui(self, name: str, *, namespace: str | None = None) -> SparkProgress:
+        """A running session's jobs and stages, from its driver's REST API (``url`` is None:
+        :meth:`Attached.ui <sparkplane.usecases.session.Attached.ui>` also forwards the UI,
+        ``sparkplane ui APP`` opens it)."""
+        from sparkplane.usecases import session as sessions
+
+        pod = sessions.driver(self.kube, name, namespace or self.namespace)
+        return sessions.progress(self.kube, pod["metadata"]["name"], pod["metadata"]["namespace"])
+
+    def session_logs(
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+    ) -> Iterator[str]:
+        """A running session's driver log (``follow``: until it ends), as :meth:`logs`; once
+        ended, ``Attached.logs()`` (or ``logs`` with the app name) reads it from the archive."""
+        from sparkplane.usecases import session as sessions
+
+        pod = sessions.driver(self.kube, name, namespace or self.namespace)
+        return self.logs(
+            pod["metadata"]["name"].removesuffix("-driver"),
+            namespace=pod["metadata"]["namespace"],
+            follow=follow,
+            tail=tail,
         )
 
     def session_delete(

@@ -1,4 +1,4 @@
-"""``sparkplane session create|list|get|attach|delete``: Spark Connect sessions on the cluster.
+"""``sparkplane session create|list|get|attach|ui|logs|delete``: Spark Connect sessions.
 
 Parses and prints only: each command calls one :class:`~sparkplane.SparkPlane` method
 (:mod:`sparkplane.usecases.session`). ``attach`` keeps a port-forward open in the foreground and
@@ -192,6 +192,41 @@ def attach(
         pass
     finally:
         attached.close()
+
+
+@app.command("ui")
+def ui(
+    name: Name,
+    output: Annotated[Output, typer.Option("-o", "--output")] = Output.table,
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """The session's jobs and stages, from its driver's REST API (open the UI itself with
+    the `sparkplane ui` command `session get` shows)."""
+    from dataclasses import asdict
+
+    sp = client(kubeconfig, context, namespace)
+    found = sp.session_ui(name)
+    if output in (Output.json, Output.yaml):
+        dump(asdict(found), output)
+    else:
+        write(str(found))
+
+
+@app.command("logs")
+def logs(
+    name: Name,
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="Until the server ends.")] = False,
+    tail: Annotated[int | None, typer.Option(help="Only the last N lines.")] = None,
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """The session's driver log (its Spark Connect server's)."""
+    sp = client(kubeconfig, context, namespace)
+    for line in sp.session_logs(name, follow=follow, tail=tail):
+        write(line)
 
 
 @app.command("delete")

@@ -84,13 +84,16 @@ def expiry(pod: Obj, now: datetime, idle: timedelta | None) -> Expiry:
     lifetime = limit(pod, MAX_LIFETIME_KEY)
     age = now - created_at(pod)
     if lifetime is not None and age >= lifetime:
-        return Expiry(True, f"session past its max lifetime ({_short(age)} >= {_short(lifetime)})")
+        return Expiry(True, f"session past its max lifetime ({short(age)} >= {short(lifetime)})")
     timeout = limit(pod, IDLE_TIMEOUT_KEY)
     if timeout is not None and idle is not None and idle >= timeout:
-        return Expiry(True, f"session idle {_short(idle)} >= idle timeout {_short(timeout)}")
+        return Expiry(True, f"session idle {short(idle)} >= idle timeout {short(timeout)}")
     return Expiry(False, "session within its limits")
 
 
-def _short(delta: timedelta) -> str:
-    seconds = int(delta.total_seconds())
+def short(delta: timedelta) -> str:
+    """``42s``, ``3m07s``, ``2h05m``: a duration as a notebook shows it."""
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from urllib3.exceptions import ProtocolError
@@ -13,6 +13,7 @@ from urllib3.exceptions import ProtocolError
 from sparkplane.errors import AppNotFoundError, NotFoundError
 from sparkplane.kube import Kube
 from sparkplane.model.apps import App
+from sparkplane.settings import Settings
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
     DRIVER_CONTAINER,
@@ -118,3 +119,54 @@ def _close_when_finished(
                     resp.shutdown()
             return
         stop.wait(POLL_SECONDS)
+
+
+def app_logs(
+    kube: Kube,
+    name: str,
+    namespace: str,
+    *,
+    settings: Settings,
+    app: App | None = None,
+    executor: int | None = None,
+    follow: bool = False,
+    since_seconds: int | None = None,
+    tail: int | None = None,
+    notice: Callable[[str], None] = lambda _: None,
+) -> Iterator[str]:
+    """Log lines of app ``name``'s driver (or executor N) while its pod exists, else from the
+    log archive (``notice`` says so): what ``sparkplane logs`` and ``session.logs()`` read.
+    ``app``: the app as already found (else it is looked up by name)."""
+    from sparkplane.history.logs import live_or_archived
+    from sparkplane.usecases.query import get_app
+
+    missing: AppNotFoundError | None = None
+    if app is None:
+        try:
+            app = get_app(kube, name, namespace)
+        except AppNotFoundError as exc:  # gone: the archive may have its logs
+            missing = exc
+    found = app
+
+    def live() -> Iterator[str]:
+        assert found is not None
+        return stream_logs(
+            kube,
+            found,
+            executor=executor,
+            follow=follow,
+            since_seconds=since_seconds,
+            tail_lines=tail,
+        )
+
+    return live_or_archived(
+        None if missing else live,
+        namespace,
+        name,
+        executor,
+        tail=tail,
+        notice=notice,
+        missing=missing,
+        settings=settings,
+        kube=kube,
+    )

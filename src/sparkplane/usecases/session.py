@@ -31,7 +31,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from hashlib import sha256
@@ -49,6 +49,7 @@ from sparkplane.errors import (
 from sparkplane.kube import Kube
 from sparkplane.model import session as model
 from sparkplane.model.apps import App
+from sparkplane.model.progress import SparkProgress
 from sparkplane.settings import Settings
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
 from sparkplane.vocab import (
@@ -278,14 +279,12 @@ def list_sessions(kube: Kube, namespace: str | None) -> list[SessionInfo]:
 def idle_for(kube: Kube, pod: Obj, now: datetime) -> timedelta | None:
     """How long the session of ``pod`` has been idle (see :mod:`sparkplane.model.session`),
     from its driver's REST API through a port-forward; None when the driver does not answer."""
-    from sparkplane.kube.portforward import http_get
-
     if pod.get("status", {}).get("phase") != "Running":
         return None
     meta = pod["metadata"]
 
     def rest(path: str) -> Any:
-        return json.loads(http_get(kube, meta["name"], meta["namespace"], UI_PORT, path))
+        return _rest(kube, meta["name"], meta["namespace"], path)
 
     try:
         apps = rest("/api/v1/applications")
@@ -367,30 +366,82 @@ def serves_http2(kube: Kube, pod: str, namespace: str, port: int) -> bool:
     return len(head) == 9 and head[3] == _H2_SETTINGS
 
 
-class Attached:
-    """A session reached through a port-forward on ``localhost`` that this object keeps open
-    until :meth:`close`; :meth:`spark` is a Spark Connect SparkSession on it."""
+class Forward:
+    """A port-forward from ``localhost`` (any free port, :attr:`port`) to ``port`` of a pod,
+    served by a daemon thread until :meth:`close`."""
 
-    def __init__(self, kube: Kube, pod: str, namespace: str, name: str, token: str | None):
+    def __init__(self, kube: Kube, pod: str, namespace: str, port: int) -> None:
         from sparkplane.kube.portforward import forward, listen
 
-        self._kube = kube
-        self.name = name
-        self.namespace = namespace
-        self.pod = pod
-        self.app = pod.removesuffix("-driver")  # the app name `sparkplane logs/ui` take
-        self._token = token
         self._stop = threading.Event()
         server = listen(0)
         self.port: int = server.getsockname()[1]
         self._thread = threading.Thread(
             target=forward,
-            args=(kube, pod, namespace, CONNECT_PORT, server),
+            args=(kube, pod, namespace, port, server),
             kwargs={"stop": self._stop},
             daemon=True,
         )
         self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def _rest(kube: Kube, pod: str, namespace: str, path: str) -> Any:
+    """A JSON answer of the driver's REST API (the UI port), through a port-forward stream."""
+    from sparkplane.kube.portforward import http_get
+
+    return json.loads(http_get(kube, pod, namespace, UI_PORT, path))
+
+
+def progress(kube: Kube, pod: str, namespace: str, *, url: str | None = None) -> SparkProgress:
+    """The jobs and stages of the Spark application of driver ``pod`` (its REST API's
+    ``/jobs`` and ``/stages``); SessionError when the driver does not answer."""
+    try:
+        app_id = _rest(kube, pod, namespace, "/api/v1/applications")[0]["id"]
+        base = f"/api/v1/applications/{app_id}"
+        jobs = _rest(kube, pod, namespace, f"{base}/jobs")
+        stages = _rest(kube, pod, namespace, f"{base}/stages")
+    except (OSError, KubeError, ValueError, LookupError, TypeError) as exc:
+        raise SessionError(
+            f"the Spark UI of {namespace}/{pod} does not answer ({exc}); is the session "
+            "running? (sparkplane session get)"
+        ) from exc
+    return SparkProgress.from_rest(str(app_id), jobs, stages, url)
+
+
+class Attached:
+    """A session reached through a port-forward on ``localhost`` that this object keeps open
+    until :meth:`close`: :meth:`spark` is a Spark Connect SparkSession on it, :meth:`ui` its
+    Spark UI and progress, :meth:`logs` its driver's log. Its ``repr`` is short (name,
+    namespace, state, age, endpoint) and never shows the token."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        pod: str,
+        namespace: str,
+        name: str,
+        token: str | None,
+        *,
+        settings: Settings,
+        created: datetime | None = None,
+    ):
+        self._kube = kube
+        self.name = name
+        self.namespace = namespace
+        self.pod = pod
+        self.app = pod.removesuffix("-driver")  # the app name `sparkplane logs/ui` take
+        self.created = created or datetime.now(UTC)
+        self._token = token
+        self._settings = settings
+        self._grpc = Forward(kube, pod, namespace, CONNECT_PORT)
+        self.port: int = self._grpc.port
+        self._ui: Forward | None = None
         self._spark: Any = None
+        self.closed = False
 
     def url(self, *, token: bool = True) -> str:
         """The Spark Connect URL (``sc://localhost:PORT/;token=...``; the client sends the
@@ -421,16 +472,47 @@ class Attached:
             self._spark = SparkSession.builder.remote(self.url()).create()
         return self._spark
 
+    def ui(self) -> SparkProgress:
+        """The session's Spark UI: ``url`` on this machine through a port-forward this object
+        opens on first use (closed with it), and the jobs and stages from the driver's REST
+        API, as data (Jupyter shows a table with the link)."""
+        if self._ui is None:
+            self._ui = Forward(self._kube, self.pod, self.namespace, UI_PORT)
+        url = f"http://127.0.0.1:{self._ui.port}"  # where the forward listens
+        return progress(self._kube, self.pod, self.namespace, url=url)
+
+    def logs(self, *, tail: int | None = None, follow: bool = False) -> Iterator[str]:
+        """The driver's log lines (``follow``: until it ends); once the session has ended, from
+        the log archive (``sparkplane logs`` exactly)."""
+        from sparkplane.usecases.logs import app_logs
+
+        return app_logs(
+            self._kube, self.app, self.namespace, settings=self._settings, tail=tail, follow=follow
+        )
+
+    def state(self) -> str:
+        """The driver pod's phase now (``Ended`` once it is gone)."""
+        try:
+            pod = self._kube.get_or_none("v1", "Pod", self.pod, self.namespace)
+        except KubeError:
+            return "unknown"
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return "Ended"
+        return str(pod.get("status", {}).get("phase", "Pending"))
+
     def close(self) -> None:
-        """Release the client's server-side session and stop the port-forward."""
-        if self._spark is not None:
+        """Release the client's server-side session (unless the server is gone: pyspark's
+        client would retry that call for minutes) and stop the port-forwards."""
+        if self._spark is not None and self.state() != "Ended":
             try:
                 self._spark.stop()
-            except Exception:  # the server may be gone already
+            except Exception:  # the server may be ending
                 pass
-            self._spark = None
-        self._stop.set()
-        self._thread.join(5)
+        self._spark = None
+        for forward in (self._grpc, self._ui):
+            if forward is not None:
+                forward.close()
+        self.closed = True
 
     def __enter__(self) -> Attached:
         return self
@@ -439,7 +521,12 @@ class Attached:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<session {self.namespace}/{self.name} at {self.url(token=False)}>"
+        state = "closed" if self.closed else self.state()
+        age = model.short(datetime.now(UTC) - self.created)
+        return (
+            f"<session {self.name} namespace={self.namespace} state={state} age={age} "
+            f"endpoint={self.url(token=False)}>"
+        )
 
 
 def attach(
@@ -462,7 +549,15 @@ def attach(
             f"{(pod['metadata'].get('annotations') or {}).get(SESSION_OWNER_KEY, 'someone else')} "
             "on another machine; ask them (or an admin) for it and pass --token"
         )
-    attached = Attached(kube, pod["metadata"]["name"], namespace, name, token)
+    attached = Attached(
+        kube,
+        pod["metadata"]["name"],
+        namespace,
+        name,
+        token,
+        settings=settings,
+        created=model.created_at(pod),
+    )
     try:
         attached.wait_serving(timeout=timeout, progress=progress)
     except BaseException:

@@ -48,6 +48,8 @@ API: dict[str, str | tuple[str, str]] = {
     "session get": "session_get",
     "session attach": "session_attach",
     "session delete": "session_delete",
+    "session ui": "session_ui",
+    "session logs": "session_logs",
     "fetch": ("no method", "the init-container's download step inside a driver pod"),
 }
 
