@@ -115,6 +115,8 @@ with DAG("bench", schedule=None, start_date=datetime(2026, 1, 1), max_active_tas
     ).expand(template_spec=SPECS)
 """,
 }
+#: what, in a component's log, tells of trouble at scale
+ISSUES = ("database is locked", "Traceback", "Triggerer's async thread was blocked")
 PREFIX = {"sparkplane": "sp", "cncf": "cncf"}  # app names: <prefix>-<map index>[-suffix]
 APP_INDEX = re.compile(r"^(?:sp|cncf)-(\d+)(?:-|$)")
 
@@ -181,6 +183,7 @@ class Phase:
     boot: float = 0.0
     wall: float = 0.0
     failure: str = ""
+    issues: dict[str, int] = field(default_factory=dict)  # "component: mark" -> count in its log
 
     def on_pod(self, _event: str, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
@@ -242,6 +245,7 @@ class Phase:
         out["driver_ends_seen"] = len(self.ends)
         out["end_to_success_s"] = quantiles(delays)
         out["end_to_event_s"] = quantiles(fired)
+        out["log_issues"] = self.issues
         if self.failure:
             out["failure"] = self.failure
         return out
@@ -317,6 +321,11 @@ def run_phase(kube: Kube, admin: str, provider: str, args: argparse.Namespace) -
                 observe(phase, airflow, kube, apiserver_port, args)
             finally:
                 airflow.stop_all()
+        for component in ("api-server", "scheduler", "dag-processor", "triggerer"):
+            text = (home / f"{component}.log").read_text(errors="replace")
+            for mark in ISSUES:
+                if text.count(mark):
+                    phase.issues[f"{component}: {mark}"] = text.count(mark)
         raw = {
             "samples": [asdict(x) for x in phase.samples],
             "ends": {i: end.isoformat() for i, end in phase.ends.items()},
@@ -410,6 +419,7 @@ def report(figures: list[dict[str, Any]], wall: float) -> None:
         print(f"{label:<{width}}" + "".join(f"{cell(f):>22}" for f in figures))
     for f in figures:
         print(f"{f['provider']}: busiest API requests/s while waiting {f.get('api_requests_top')}")
+        print(f"{f['provider']}: in the components' logs {f.get('log_issues') or 'no trouble'}")
         if f.get("failure"):
             print(f"{f['provider']}: a failed task's log:\n{f['failure']}")
     print(f"whole run: {wall:.0f} s")
