@@ -80,6 +80,7 @@ from sparkplane_devcluster import DevCluster
 SIM = "sim.sparkplane.io"
 DAG_ID, RUN_ID = "bench", "run-1"
 PROVIDERS = ("sparkplane", "cncf")
+SCRAPE = 4  # samples between two reads of the API server's request counters
 
 #: each phase's DAG: one task mapped over specs.json (written next to it)
 DAGS = {
@@ -168,7 +169,7 @@ class Sample:
     rss: dict[str, float]  # component ("triggerer", "workers") -> MiB
     cpu: dict[str, float]  # component -> CPU-seconds so far
     conns: dict[str, int]  # component -> established connections to the API server
-    requests: dict[str, float]  # "VERB resource" -> the API server's counter
+    requests: dict[str, float]  # "VERB resource" -> the API server's counter (every SCRAPE)
 
 
 @dataclass
@@ -227,9 +228,10 @@ class Phase:
             out[f"{part}_cpu_s_phase"] = (
                 samples[-1].cpu[part] - samples[0].cpu[part] if samples else 0.0
             )
-        if len(window) > 1:
-            span = window[-1].t - window[0].t
-            first, last = window[0].requests, window[-1].requests
+        scraped = [s for s in window if s.requests]
+        if len(scraped) > 1:
+            span = scraped[-1].t - scraped[0].t
+            first, last = scraped[0].requests, scraped[-1].requests
             rates = {k: (v - first.get(k, 0.0)) / span for k, v in last.items()}
             out["api_requests_per_s"] = sum(rates.values())
             top = sorted(rates.items(), key=lambda kv: -kv[1])[:3]
@@ -357,15 +359,16 @@ def observe(
     started = time.monotonic()
     deadline = started + args.run_for + args.timeout
     counts: dict[str, int] = {}
-    requests: dict[str, float] = {}
     while time.monotonic() < deadline:
         time.sleep(args.interval if phase.samples else 0)
         try:
             phase.tis, counts = ti_states(airflow)
         except (urllib.error.URLError, TimeoutError, KeyError):
             continue  # a busy Airflow API server: ask again
-        with contextlib.suppress(KubeError, OSError):  # a busy API server: the last count
-            requests = apiserver_requests(kube)
+        requests: dict[str, float] = {}
+        if len(phase.samples) % SCRAPE == 0:  # its /metrics is megabytes: not every sample
+            with contextlib.suppress(KubeError, OSError):  # a busy API server: next time
+                requests = apiserver_requests(kube)
         pids = {part: group_pids(leader) for part, leader in leaders.items()}
         phase.samples.append(
             Sample(
