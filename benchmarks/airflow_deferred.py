@@ -67,6 +67,7 @@ from benchmarks.procstats import (
     cpu_seconds,
     group_pids,
     memory_mib,
+    pss_mib,
     tcp_connections,
 )
 from sparkplane import SparkPlane
@@ -167,6 +168,7 @@ class Sample:
     t: float
     states: dict[str, int]
     rss: dict[str, float]  # component ("triggerer", "workers") -> MiB
+    pss: dict[str, float]  # the same, shared pages split (a forked worker's counted once)
     cpu: dict[str, float]  # component -> CPU-seconds so far
     conns: dict[str, int]  # component -> established connections to the API server
     requests: dict[str, float]  # "VERB resource" -> the API server's counter (every SCRAPE)
@@ -224,6 +226,7 @@ class Phase:
                 out[f"{part}_cpu_pct"] = 100 * cpu
             out[f"{part}_rss_mib"] = max((s.rss[part] for s in window), default=0.0)
             out[f"{part}_rss_mib_overall"] = max((s.rss[part] for s in samples), default=0.0)
+            out[f"{part}_pss_mib"] = max((s.pss[part] for s in window), default=0.0)
             out[f"{part}_conns_max"] = max((s.conns[part] for s in window), default=0)
             out[f"{part}_cpu_s_phase"] = (
                 samples[-1].cpu[part] - samples[0].cpu[part] if samples else 0.0
@@ -375,6 +378,7 @@ def observe(
                 t=time.monotonic() - started,
                 states=counts,
                 rss={p: sum(memory_mib(pid)[0] for pid in ps) for p, ps in pids.items()},
+                pss={p: sum(pss_mib(pid) for pid in ps) for p, ps in pids.items()},
                 cpu={p: sum(cpu_seconds(pid) for pid in ps) for p, ps in pids.items()},
                 conns={p: tcp_connections(ps, apiserver_port) for p, ps in pids.items()},
                 requests=requests,
@@ -394,11 +398,13 @@ ROWS = (
     ("waiting window (s; min deferred)", lambda f: f"{f['window_seconds']:.0f}; "
      f"{f['window_deferred_min']}"),
     ("worker slots held: max, slot-s", lambda f: f"{f['slots_max']}, {f['slot_seconds']:.0f}"),
-    ("triggerer RSS MiB (waiting)", lambda f: f"{f['triggerer_rss_mib']:.0f}"),
+    ("triggerer RSS; PSS MiB (waiting)", lambda f: f"{f['triggerer_rss_mib']:.0f}; "
+     f"{f['triggerer_pss_mib']:.0f}"),
     ("triggerer CPU % of a core (waiting)", lambda f: f"{f.get('triggerer_cpu_pct', 0):.1f}"),
     ("triggerer CPU-s (whole phase)", lambda f: f"{f['triggerer_cpu_s_phase']:.0f}"),
-    ("workers RSS MiB (waiting; max)", lambda f: f"{f['workers_rss_mib']:.0f}; "
-     f"{f['workers_rss_mib_overall']:.0f}"),
+    ("workers RSS; PSS MiB (waiting)", lambda f: f"{f['workers_rss_mib']:.0f}; "
+     f"{f['workers_pss_mib']:.0f}"),
+    ("workers RSS MiB (phase max)", lambda f: f"{f['workers_rss_mib_overall']:.0f}"),
     ("workers CPU % (waiting)", lambda f: f"{f.get('workers_cpu_pct', 0):.1f}"),
     ("workers CPU-s (whole phase)", lambda f: f"{f['workers_cpu_s_phase']:.0f}"),
     ("API conns: triggerer, workers", lambda f: f"{f['triggerer_conns_max']}, "

@@ -173,3 +173,15 @@ def apiserver_requests(kube: Kube) -> dict[str, float]:
         if verb not in _LONG_RUNNING:
             counts[f"{verb} {resource}"] += float(value)
     return dict(counts)
+
+
+def pss_mib(pid: int) -> float:
+    """Proportional set size in MiB (shared pages split among their processes: a group's sum
+    counts a forked worker's pages shared with its parent once), 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
