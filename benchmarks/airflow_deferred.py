@@ -81,6 +81,8 @@ from sparkplane_devcluster import DevCluster
 SIM = "sim.sparkplane.io"
 DAG_ID, RUN_ID = "bench", "run-1"
 PROVIDERS = ("sparkplane", "cncf")
+#: what is measured -> the Airflow component whose process group it is
+PARTS = {"triggerer": "triggerer", "workers": "scheduler", "api-server": "api-server"}
 SCRAPE = 4  # samples between two reads of the API server's request counters
 
 #: each phase's DAG: one task mapped over specs.json (written next to it)
@@ -219,7 +221,7 @@ class Phase:
             "boot_s": self.boot,
             "wall_s": self.wall,
         }
-        for part in ("triggerer", "workers"):
+        for part in PARTS:
             if len(window) > 1:
                 span = window[-1].t - window[0].t
                 cpu = (window[-1].cpu[part] - window[0].cpu[part]) / span
@@ -354,10 +356,7 @@ def observe(
     phase: Phase, airflow: Airflow, kube: Kube, apiserver_port: int, args: argparse.Namespace
 ) -> None:
     """Trigger the run; sample every ``--interval`` s until every task has ended."""
-    leaders = {
-        "triggerer": airflow.procs["triggerer"].pid,
-        "workers": airflow.procs["scheduler"].pid,
-    }
+    leaders = {part: airflow.procs[component].pid for part, component in PARTS.items()}
     airflow.trigger(DAG_ID, RUN_ID)
     started = time.monotonic()
     deadline = started + args.run_for + args.timeout
@@ -407,6 +406,7 @@ ROWS = (
     ("workers RSS MiB (phase max)", lambda f: f"{f['workers_rss_mib_overall']:.0f}"),
     ("workers CPU % (waiting)", lambda f: f"{f.get('workers_cpu_pct', 0):.1f}"),
     ("workers CPU-s (whole phase)", lambda f: f"{f['workers_cpu_s_phase']:.0f}"),
+    ("api-server CPU-s (whole phase)", lambda f: f"{f['api-server_cpu_s_phase']:.0f}"),
     ("API conns: triggerer, workers", lambda f: f"{f['triggerer_conns_max']}, "
      f"{f['workers_conns_max']}"),
     ("API requests/s (waiting)", lambda f: f"{f.get('api_requests_per_s', 0):.1f}"),
