@@ -43,6 +43,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import os
 import re
 import statistics
 import sys
@@ -173,6 +174,7 @@ class Sample:
     pss: dict[str, float]  # the same, shared pages split (a forked worker's counted once)
     cpu: dict[str, float]  # component -> CPU-seconds so far
     conns: dict[str, int]  # component -> established connections to the API server
+    load: float  # the machine's 1-minute load average
     requests: dict[str, float]  # "VERB resource" -> the API server's counter (every SCRAPE)
 
 
@@ -218,6 +220,7 @@ class Phase:
             "window_seconds": window[-1].t - window[0].t if len(window) > 1 else 0.0,
             "slots_max": max((s.states.get("running", 0) for s in samples), default=0),
             "slot_seconds": slot_seconds,
+            "load_avg": statistics.mean(s.load for s in samples) if samples else 0.0,
             "boot_s": self.boot,
             "wall_s": self.wall,
         }
@@ -380,6 +383,7 @@ def observe(
                 pss={p: sum(pss_mib(pid) for pid in ps) for p, ps in pids.items()},
                 cpu={p: sum(cpu_seconds(pid) for pid in ps) for p, ps in pids.items()},
                 conns={p: tcp_connections(ps, apiserver_port) for p, ps in pids.items()},
+                load=os.getloadavg()[0],
                 requests=requests,
             )
         )
@@ -413,6 +417,7 @@ ROWS = (
     ("driver end -> event p50/max s", lambda f: _q(f["end_to_event_s"], ("p50", "max"))),
     ("driver end -> success p50/p95/max s", lambda f: _q(f["end_to_success_s"],
                                                       ("p50", "p95", "max"))),
+    ("machine load average (mean)", lambda f: f"{f['load_avg']:.1f}"),
     ("Airflow boot; phase wall (s)", lambda f: f"{f['boot_s']:.0f}; {f['wall_s']:.0f}"),
 )  # fmt: skip
 
