@@ -19,22 +19,27 @@ ONE DAG whose task is mapped over N (default 200) v1beta2 SparkApplications, the
   ``get_logs=False``: KWOK's simulated drivers write no log (so the driver-log fetching of both
   providers is off).
 
-Each driver is simulated by KWOK and succeeds ``--run-for`` seconds after it starts. The drivers
-write no log. Per phase it reports: the tasks waiting (deferred) at once and the worker slots
-held (running tasks: max, and slot-seconds); while >= 90% of the N tasks wait, the RSS and CPU
-of the triggerer (its process group: the triggerer and its trigger runner) and of the
+Each driver is simulated by KWOK; it runs until the benchmark ends it: once every task has
+been dispatched (all deferred), the N tasks wait ``--hold`` seconds (default 60: the window the
+waiting figures come from), then the drivers end one after the other over ``--spread`` seconds
+(their pods' annotations tell KWOK to end them). A fixed driver run time does not fit: on a busy
+2-core machine dispatching 200 tasks takes minutes, and early drivers would end before the last
+task waits. Per phase it reports: the tasks waiting (deferred) at once and the worker slots held
+(running tasks: max, and slot-seconds); while >= 90% of the N tasks wait, the RSS and PSS and
+the CPU of the triggerer (its process group: the triggerer and its trigger runner), of the
 "workers" (the scheduler's process group: the scheduler, the LocalExecutor's workers and their
-task processes), their established TCP connections to the API server, and the API server's
-request rate (every client; watches left out); the delay from each driver's end (the pod's
-``finishedAt``, 1 s grain) to the trigger's event (the task scheduled again) and to the task's
-success (p50/p95/max); the phase's wall time. Prints figures; asserts nothing.
+task processes) and of the api-server, their established TCP connections to the API server,
+and the API server's request rate (every client; watches left out); the delay from each
+driver's end (the pod's ``finishedAt``, 1 s grain) to the trigger's event (the task scheduled
+again) and to the task's success (p50/p95/max); the phase's wall time; the machine's load.
+Prints figures; asserts nothing.
 
     make airflow-venv
-    .venv/bin/python benchmarks/airflow_deferred.py [--tasks 200] [--run-for 420] [--slots 8]
+    .venv/bin/python benchmarks/airflow_deferred.py [--tasks 200] [--slots 8] [--hold 60]
 
 Without ``--kubeconfig`` it brings up the KWOK dev cluster of ``SPARKPLANE_STATE_DIR`` /
-``SPARKPLANE_PORT_BASE`` (sparkplane's defaults otherwise). ``--only sparkplane|cncf`` runs one
-phase.
+``SPARKPLANE_DEV_PORT_BASE`` (sparkplane's defaults otherwise). ``--only sparkplane|cncf`` runs
+one phase.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import uuid
@@ -82,6 +88,8 @@ from sparkplane_devcluster import DevCluster
 SIM = "sim.sparkplane.io"
 DAG_ID, RUN_ID = "bench", "run-1"
 PROVIDERS = ("sparkplane", "cncf")
+#: task states once every task has been dispatched (the drivers may end then)
+SETTLED = {"deferred", "success", "failed", "upstream_failed", "skipped"}
 #: what is measured -> the Airflow component whose process group it is
 PARTS = {"triggerer": "triggerer", "workers": "scheduler", "api-server": "api-server"}
 SCRAPE = 4  # samples between two reads of the API server's request counters
@@ -126,10 +134,9 @@ PREFIX = {"sparkplane": "sp", "cncf": "cncf"}  # app names: <prefix>-<map index>
 APP_INDEX = re.compile(r"^(?:sp|cncf)-(\d+)(?:-|$)")
 
 
-def spec(name: str, namespace: str, run_for: int) -> dict[str, Any]:
-    """A v1beta2 SparkPi whose KWOK driver succeeds ``run_for`` seconds after it starts."""
+def spec(name: str, namespace: str) -> dict[str, Any]:
+    """A v1beta2 SparkPi whose KWOK driver runs until :func:`end_drivers` ends it."""
     role = {"cores": 1, "coreRequest": "10m", "memory": "128m"}
-    sim = {f"{SIM}/outcome": "Succeeded", f"{SIM}/run-for": f"{run_for}s"}
     return {
         "apiVersion": KUBEFLOW_API_VERSION,
         "kind": "SparkApplication",
@@ -141,7 +148,7 @@ def spec(name: str, namespace: str, run_for: int) -> dict[str, Any]:
             "mainClass": "org.apache.spark.examples.SparkPi",
             "mainApplicationFile": "local:///opt/spark/examples/jars/spark-examples.jar",
             "sparkVersion": "4.0.1",
-            "driver": {**role, "annotations": sim},
+            "driver": role,
             "executor": {**role, "instances": 1},
         },
     }
@@ -184,6 +191,7 @@ class Phase:
 
     provider: str
     tasks: int
+    namespace: str
     samples: list[Sample] = field(default_factory=list)
     ends: dict[int, datetime] = field(default_factory=dict)  # map index -> driver finishedAt
     tis: list[dict[str, Any]] = field(default_factory=list)
@@ -295,8 +303,8 @@ def ti_states(airflow: Airflow) -> tuple[list[dict[str, Any]], dict[str, int]]:
 
 
 def run_phase(kube: Kube, admin: str, provider: str, args: argparse.Namespace) -> Phase:
-    phase = Phase(provider, args.tasks)
     namespace = f"bench-af-{PREFIX[provider]}-{uuid.uuid4().hex[:6]}"
+    phase = Phase(provider, args.tasks, namespace)
     home = Path(tempfile.mkdtemp(prefix=f"bench-airflow-{provider}-"))
     port = args.port + PROVIDERS.index(provider)
     apiserver_port = int(kube.api.configuration.host.rsplit(":", 1)[1])
@@ -317,9 +325,7 @@ def run_phase(kube: Kube, admin: str, provider: str, args: argparse.Namespace) -
             "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "180",  # a cold import on a busy machine
         }
         airflow = Airflow(home, port, env)
-        specs = [
-            spec(f"{PREFIX[provider]}-{i}", namespace, args.run_for) for i in range(args.tasks)
-        ]
+        specs = [spec(f"{PREFIX[provider]}-{i}", namespace) for i in range(args.tasks)]
         (airflow.dags / "specs.json").write_text(json.dumps(specs))
         (airflow.dags / "bench.py").write_text(DAGS[provider].replace("SLOTS", str(args.slots)))
         with running_operator(kube, namespace, simulate=False):
@@ -355,6 +361,25 @@ def run_phase(kube: Kube, admin: str, provider: str, args: argparse.Namespace) -
     return phase
 
 
+def end_drivers(kube: Kube, phase: Phase, spread: float) -> None:
+    """End every driver (KWOK: the pod succeeds at once), in map-index order, over ``spread``
+    seconds: as drivers that started together but ran for different times."""
+    pods = kube.list("v1", "Pod", phase.namespace, label_selector="spark-role=driver")
+    named = sorted(
+        (int(m.group(1)), p) for p in pods if (m := APP_INDEX.match(p["metadata"]["name"]))
+    )
+    annotations = {f"{SIM}/outcome": "Succeeded", f"{SIM}/run-for": "0s"}
+    for _, pod in named:
+        kube.patch(
+            "v1",
+            "Pod",
+            pod["metadata"]["name"],
+            {"metadata": {"annotations": annotations}},
+            namespace=phase.namespace,
+        )
+        time.sleep(spread / len(named))
+
+
 def observe(
     phase: Phase, airflow: Airflow, kube: Kube, apiserver_port: int, args: argparse.Namespace
 ) -> None:
@@ -362,8 +387,10 @@ def observe(
     leaders = {part: airflow.procs[component].pid for part, component in PARTS.items()}
     airflow.trigger(DAG_ID, RUN_ID)
     started = time.monotonic()
-    deadline = started + args.run_for + args.timeout
+    deadline = started + args.timeout
     counts: dict[str, int] = {}
+    held: float | None = None  # when every task had been dispatched (deferred or ended)
+    ender: threading.Thread | None = None
     while time.monotonic() < deadline:
         time.sleep(args.interval if phase.samples else 0)
         try:
@@ -389,6 +416,15 @@ def observe(
         )
         if counts.get("success", 0) + counts.get("failed", 0) >= args.tasks:
             break
+        now = time.monotonic()
+        if held is None and counts.get("deferred", 0) and set(counts) <= SETTLED:
+            held = now
+            print(f"[{phase.provider}] {now - started:.0f} s: every task waits", flush=True)
+        if ender is None and held is not None and now - held >= args.hold:
+            ender = threading.Thread(
+                target=end_drivers, args=(kube, phase, args.spread), daemon=True
+            )
+            ender.start()
         if len(phase.samples) % 12 == 0:
             print(f"[{phase.provider}] {time.monotonic() - started:.0f} s: {counts}", flush=True)
     phase.wall = time.monotonic() - started
@@ -442,11 +478,14 @@ def report(figures: list[dict[str, Any]], wall: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=200)
-    parser.add_argument("--run-for", type=int, default=420, help="seconds each driver runs")
+    parser.add_argument(
+        "--hold", type=float, default=60.0, help="seconds every task waits before drivers end"
+    )
+    parser.add_argument("--spread", type=float, default=60.0, help="seconds the ends spread over")
     parser.add_argument("--slots", type=int, default=8, help="Airflow's worker slots")
     parser.add_argument("--only", choices=PROVIDERS, help="run one phase")
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between samples")
-    parser.add_argument("--timeout", type=float, default=1800.0, help="past --run-for")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds a phase may take")
     parser.add_argument("--kubeconfig", default=None)
     parser.add_argument("--port", type=int, default=18896, help="Airflow's API port (and +1)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
