@@ -37,6 +37,15 @@ Prints figures; asserts nothing.
     make airflow-venv
     .venv/bin/python benchmarks/airflow_deferred.py [--tasks 200] [--slots 8] [--hold 60]
 
+Measured 2026-11-28 (2 cores, shared: load average 10-12), N=20, sparkplane vs cncf: worker
+slot-seconds 287 vs 1388; triggerer CPU while the 20 wait 1.9% vs 14.7% of a core, RSS 434 vs
+497 MiB (PSS 272 vs 372); worker CPU-seconds 43 vs 125; triggerer connections to the API server
+4 vs 12; API server requests/s while they wait 0.9 vs 10.3 (9.3 of them GET pods); driver end
+-> trigger event p50 0.7 s (max 1.7) vs 2.3 s (max 3.3); driver end -> task success p50 3.1 s
+(p95 5.8) vs 28.3 s (p95 30.8); dispatch 51 s vs 187 s, phase wall 112 s vs 270 s. sparkplane
+alone at N=3: 4 connections, 2.6% of a core. N=200 was not run (dispatching 200 cncf tasks
+through 8 slots takes ~30 min on this machine); see docs/airflow.md.
+
 Without ``--kubeconfig`` it brings up the KWOK dev cluster of ``SPARKPLANE_STATE_DIR`` /
 ``SPARKPLANE_DEV_PORT_BASE`` (sparkplane's defaults otherwise). ``--only sparkplane|cncf`` runs
 one phase.
