@@ -43,8 +43,10 @@ slot-seconds 287 vs 1388; triggerer CPU while the 20 wait 1.9% vs 14.7% of a cor
 4 vs 12; API server requests/s while they wait 0.9 vs 10.3 (9.3 of them GET pods); driver end
 -> trigger event p50 0.7 s (max 1.7) vs 2.3 s (max 3.3); driver end -> task success p50 3.1 s
 (p95 5.8) vs 28.3 s (p95 30.8); dispatch 51 s vs 187 s, phase wall 112 s vs 270 s. sparkplane
-alone at N=3: 4 connections, 2.6% of a core. N=200 was not run (dispatching 200 cncf tasks
-through 8 slots takes ~30 min on this machine); see docs/airflow.md.
+alone at N=3: 4 connections, 2.6% of a core. N=40: triggerer CPU 3.1% vs 24.5%, API server
+requests/s - vs 20.5 (19.6 GET pods: N/2), slot-seconds 557 vs 2709, driver end -> trigger
+event p50 0.9 s vs 2.0 s (docs/airflow.md has both sizes). N=200 was not run (dispatching
+200 cncf tasks through 8 slots takes ~30 min on this machine); see docs/airflow.md.
 
 Without ``--kubeconfig`` it brings up the KWOK dev cluster of ``SPARKPLANE_STATE_DIR`` /
 ``SPARKPLANE_DEV_PORT_BASE`` (sparkplane's defaults otherwise). ``--only sparkplane|cncf`` runs
