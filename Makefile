@@ -43,7 +43,9 @@ install: $(STAMP)
 ## compiled against dev.lock (-c), so every package both have is at the same version (caps that
 ## would forbid it are lifted in requirements/airflow.overrides); uv installs
 ## it (~1 min cold, ~15 s from uv's cache), then this checkout's sparkplane and the provider
-## go in with --no-deps (editable, built by the locked setuptools).
+## go in with --no-deps (editable, built by the locked setuptools). Byte-compiled at install
+## (--compile-bytecode): with PYTHONDONTWRITEBYTECODE set, every Airflow task process would
+## otherwise compile airflow and both Kubernetes clients anew (minutes per task on a busy machine).
 AIRFLOW_VENV  := .venv-airflow
 AIRFLOW_LOCK  := requirements/airflow.lock
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed-stamp
@@ -52,7 +54,7 @@ PROVIDER      := providers/airflow
 $(AIRFLOW_VENV)/.lock-stamp: $(AIRFLOW_LOCK) requirements/airflow.overrides $(LOCK_STAMP)
 	$(BIN)/uv venv --quiet --clear --python $(BIN)/python $(AIRFLOW_VENV)
 	VIRTUAL_ENV=$(AIRFLOW_VENV) $(BIN)/uv pip install --quiet --require-hashes --no-deps \
-	  -r $(AIRFLOW_LOCK)
+	  --compile-bytecode -r $(AIRFLOW_LOCK)
 	touch $@
 
 $(AIRFLOW_STAMP): $(AIRFLOW_VENV)/.lock-stamp pyproject.toml $(PROVIDER)/pyproject.toml

@@ -121,3 +121,67 @@ def quantile(before: Histogram, after: Histogram, q: float) -> float:
             return lower + (bound - lower) * ((rank - below) / span if span else 1.0)
         lower, below = bound, count
     return lower
+
+
+def group_pids(leader: int) -> list[int]:
+    """Every process of ``leader``'s process group (an Airflow component and its children)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[2]) == leader:  # field 5: pgrp
+                found.append(int(entry.name))
+    return found
+
+
+def tcp_connections(pids: list[int], port: int) -> int:
+    """Established TCP connections of ``pids`` to remote ``port`` (the API server)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    count = 0
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if fields[3] == "01" and remote_port == port and fields[9] in inodes:
+                count += 1
+    return count
+
+
+def apiserver_requests(kube: Kube) -> dict[str, float]:
+    """The API server's request counter (``apiserver_request_total``) by ``VERB resource``,
+    long-running verbs (watches) left out: a plain scan of /metrics, cheap enough to repeat."""
+    response = kube.request("GET", "/metrics", stream=True, timeout=60)
+    counts: dict[str, float] = defaultdict(float)
+    for line in response.data.decode().splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, _, value = line[len("apiserver_request_total{") :].rpartition("} ")
+        labels = dict(part.split("=", 1) for part in labels_text.split('",') if "=" in part)
+        verb = labels.get("verb", "").strip('"').upper()
+        resource = labels.get("resource", "").strip('"')
+        if verb not in _LONG_RUNNING:
+            counts[f"{verb} {resource}"] += float(value)
+    return dict(counts)
+
+
+def pss_mib(pid: int) -> float:
+    """Proportional set size in MiB (shared pages split among their processes: a group's sum
+    counts a forked worker's pages shared with its parent once), 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
