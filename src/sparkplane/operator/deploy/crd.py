@@ -227,10 +227,17 @@ def kubeflow_application_crd() -> Obj:
     ]
     spec = spec_schema(KubeflowSpec, required=("driver", "executor", "sparkVersion"))
     spec["x-kubernetes-preserve-unknown-fields"] = True
+    # Kubeflow's `sparkapp` short name stays Apache's: kubectl would resolve it to either
+    return _kubeflow_crd(SPARK_APPLICATION, "sparkapplications", spec, columns)
+
+
+def _kubeflow_crd(kind: str, plural: str, spec: Obj, columns: list[Obj]) -> Obj:
+    """A CRD of Kubeflow's ``sparkoperator.k8s.io/v1beta2`` group: no short name (sparkplane's
+    kinds keep theirs), and the approval annotation."""
     crd = _crd(
-        SPARK_APPLICATION,
-        "sparkapplications",
-        None,  # Kubeflow's `sparkapp` stays Apache's: kubectl would resolve it to either
+        kind,
+        plural,
+        None,
         spec,
         columns,
         group=KUBEFLOW_GROUP,
@@ -255,18 +262,8 @@ def kubeflow_scheduled_crd() -> Obj:
     ]
     spec = spec_schema(KubeflowScheduledSpec, required=("schedule", "template"))
     spec["properties"]["template"]["x-kubernetes-preserve-unknown-fields"] = True
-    crd = _crd(
-        sched.KIND,
-        "scheduledsparkapplications",
-        None,  # `scheduledsparkapp` stays sparkplane's: kubectl would resolve it to either
-        spec,
-        columns,
-        group=KUBEFLOW_GROUP,
-        versions=(KUBEFLOW_VERSION,),
-        storage=KUBEFLOW_VERSION,
-    )
-    crd["metadata"]["annotations"] = {API_APPROVED: KUBEFLOW_APPROVAL}
-    return crd
+    # `scheduledsparkapp` stays sparkplane's: kubectl would resolve it to either
+    return _kubeflow_crd(sched.KIND, "scheduledsparkapplications", spec, columns)
 
 
 def crds() -> list[Obj]:
