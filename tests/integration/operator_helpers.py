@@ -199,7 +199,8 @@ class CrashingOperator(Operator):
 
     The loop reaches the process only through its host (``remember`` right after each status
     commit, ``publish`` after the actions), so the crash is injected there, from the test side;
-    the worker logs the error and, with a long ``base_retry_seconds``, does not try again.
+    the worker logs the error and, with a long ``base_retry_seconds``, does not try again;
+    every later reconcile dies at once.
     """
 
     POINTS = ("after_commit", "after_actions")
@@ -209,6 +210,13 @@ class CrashingOperator(Operator):
         super().__init__(kube, settings)
         self.point = point
         self.crashed = threading.Event()
+
+    def reconcile(self, key: Key) -> float | None:
+        """Dead after the crash: a reconcile a watch event queues before :meth:`stop` (the
+        driver pod's creation does, on a loaded machine) does nothing, as in a killed process."""
+        if self.crashed.is_set():
+            raise Crash(f"killed {self.point}")
+        return super().reconcile(key)
 
     def remember(self, key: Key, written: dict[str, Any]) -> None:
         super().remember(key, written)

@@ -123,9 +123,34 @@ def test_garbage_collector_removes_dependents_with_background_propagation(
         kube.get("v1", "Pod", "driver", namespace)
 
 
+def _collector_has_seen_configmaps(kube: Kube, ns: str) -> None:
+    """Wait until the garbage collector's graph holds every ConfigMap created so far.
+
+    Orphaning only reaches the dependents already in the collector's graph: one it learns of
+    after its owner is gone has an absent owner, and is collected (the collector's own race, seen
+    on a loaded machine). Its graph takes ConfigMap events in order, so once it has collected a
+    probe ConfigMap created after ours, it has seen ours too."""
+    probe = kube.create(pod("gc-probe"), ns)
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "gc-probe", "ownerReferences": [owner_reference(probe)]},
+        },
+        ns,
+    )
+    kube.delete("v1", "Pod", "gc-probe", ns, propagation="Background")
+    wait_for(
+        lambda: kube.get_or_none("v1", "ConfigMap", "gc-probe", ns) is None,
+        timeout=60,
+        what="the garbage collector to collect its probe",
+    )
+
+
 def test_orphan_propagation_keeps_dependents(kube: Kube, namespace: str):
     owner = kube.create(pod("driver"), namespace)
     _owned_configmap(kube, namespace, owner)
+    _collector_has_seen_configmaps(kube, namespace)
     kube.delete("v1", "Pod", "driver", namespace, propagation="Orphan")
     wait_for(
         lambda: kube.get_or_none("v1", "Pod", "driver", namespace) is None,
