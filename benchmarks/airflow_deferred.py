@@ -304,9 +304,19 @@ def client_kubeconfig(admin: str, namespace: str, dest: Path) -> Path:
     return dest
 
 
+PAGE = 100  # Airflow's default ``[api] maximum_page_limit``
+
+
 def ti_states(airflow: Airflow) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    path = f"/api/v2/dags/{DAG_ID}/dagRuns/{RUN_ID}/taskInstances?limit=1000"
-    tis: list[dict[str, Any]] = airflow.api("GET", path)["task_instances"]
+    """Every mapped task instance, page by page: the API serves at most ``[api]
+    maximum_page_limit`` (100 by default) per request, whatever ``limit`` asks."""
+    tis: list[dict[str, Any]] = []
+    while True:
+        query = f"limit={PAGE}&offset={len(tis)}&order_by=map_index"
+        page = airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{RUN_ID}/taskInstances?{query}")
+        tis.extend(page["task_instances"])
+        if len(page["task_instances"]) < PAGE or len(tis) >= int(page.get("total_entries") or 0):
+            break
     counts: dict[str, int] = {}
     for ti in tis:
         counts[str(ti["state"])] = counts.get(str(ti["state"]), 0) + 1
