@@ -152,6 +152,7 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
     assert "state=Ended" in repr(held)
     archived = list(held.logs())  # the driver is gone: from the archive gc wrote
     assert any("SparkConnectServer" in line for line in archived), archived[-5:]
+    assert list(sp.session_logs("nb")) == archived  # by the session's name, as `session logs nb`
     held.close()
 
     # session_delete: a second session, ended before it serves, leaves nothing either

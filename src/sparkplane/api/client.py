@@ -661,14 +661,14 @@ class SparkPlane:
         follow: bool = False,
         tail: int | None = None,
     ) -> Iterator[str]:
-        """A running session's driver log (``follow``: until it ends), as :meth:`logs`; once
-        ended, ``Attached.logs()`` (or ``logs`` with the app name) reads it from the archive."""
+        """The session's driver log, as :meth:`logs`: live while it runs (``follow``: until
+        it ends), then from the log archive (its newest archived run of that name)."""
         from sparkplane.usecases import session as sessions
 
-        pod = sessions.driver(self.kube, name, namespace or self.namespace)
+        ns = namespace or self.namespace
         return self.logs(
-            pod["metadata"]["name"].removesuffix("-driver"),
-            namespace=pod["metadata"]["namespace"],
+            sessions.app_of(self.kube, name, ns, settings=self.settings),
+            namespace=ns,
             follow=follow,
             tail=tail,
         )

@@ -18,7 +18,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -63,6 +63,7 @@ class ArchiveMeta:
     executors: tuple[int, ...] = ()
     truncated: bool = False
     pod_uid: str | None = None
+    session: str | None = None  # the Spark Connect session the driver served, if any
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), indent=1).encode()
@@ -71,7 +72,8 @@ class ArchiveMeta:
     def from_json(cls, data: bytes) -> ArchiveMeta:
         raw = json.loads(data)
         raw["executors"] = tuple(raw.get("executors") or ())
-        return cls(**raw)
+        known = {f.name for f in fields(cls)}  # a newer writer's extra fields are ignored
+        return cls(**{k: v for k, v in raw.items() if k in known})
 
     @property
     def archived(self) -> datetime:

@@ -31,6 +31,7 @@ from sparkplane.vocab import (
     EXECUTOR_CONTAINER,
     EXECUTOR_SELECTOR,
     ROLE_LABEL,
+    SESSION_LABEL,
 )
 
 log = logging.getLogger(__name__)
@@ -147,6 +148,7 @@ def _archive(kube: Kube, store: ArchiveStore, pod: Obj, app: str, reason: str) -
         executors=tuple(sorted(kept)),
         truncated=truncated,
         pod_uid=meta.get("uid"),
+        session=(meta.get("labels") or {}).get(SESSION_LABEL),
     )
     files[layout.META] = record.to_json()
     store.replace(layout.app_prefix(ns, app), files)  # a new run of the same name replaces it
@@ -211,6 +213,33 @@ def _newest(
             continue
         if meta and (best is None or meta.archived > best[0].archived):
             best = (meta, candidate)
+    return best
+
+
+def archived_session(
+    namespace: str, session: str, *, settings: Settings, kube: Kube | None = None
+) -> ArchiveMeta | None:
+    """The newest archived run of Spark Connect session ``session`` (its app is named
+    ``<session>-<suffix>``, or ``spark-<suffix>`` when the name is too long for a prefix, as
+    spark-submit names them): what ``session logs`` reads once the session has ended."""
+    candidates = (f"{session}-", "spark-")
+    best: ArchiveMeta | None = None
+    for store in reading_stores(settings, kube, namespace):
+        try:
+            keys = store.keys(f"{namespace}/")
+        except (KubeError, OSError) as exc:  # unreadable or unreachable: look elsewhere
+            log.info("archive %r: %s", store, exc)
+            continue
+        apps = {
+            k.split("/")[1]
+            for k in keys
+            if k.endswith(f"/{layout.META}") and k.split("/")[1].startswith(candidates)
+        }
+        for app in apps:
+            found = _newest(namespace, app, settings, store, kube)
+            mine = found[0] if found and found[0].session == session else None
+            if mine and (best is None or mine.archived > best.archived):
+                best = mine
     return best
 
 

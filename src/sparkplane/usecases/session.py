@@ -246,6 +246,20 @@ def driver(kube: Kube, name: str, namespace: str) -> Obj:
     return pod
 
 
+def app_of(kube: Kube, name: str, namespace: str, *, settings: Settings) -> str:
+    """The app (``sparkplane logs`` name) of session ``name``: its live driver's, else its
+    newest archived run's; AppNotFoundError when there is neither."""
+    from sparkplane.history.logs import archived_session
+
+    pod = _driver(kube, name, namespace)
+    if pod is not None:
+        return str(pod["metadata"]["name"]).removesuffix("-driver")
+    ended = archived_session(namespace, name, settings=settings, kube=kube)
+    if ended is None:
+        raise AppNotFoundError(f"no session {name} in namespace {namespace}, running or archived")
+    return ended.app
+
+
 def info(kube: Kube, pod: Obj, *, idle: bool = True) -> SessionInfo:
     """What ``session get`` shows of the session of driver ``pod`` (``idle``: ask the
     driver's REST API how long it has been idle)."""

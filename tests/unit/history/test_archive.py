@@ -10,7 +10,7 @@ import pytest
 from sparkplane.errors import AppNotFoundError
 from sparkplane.history import archive as layout
 from sparkplane.history.archive import ArchiveMeta
-from sparkplane.history.logs import live_or_archived, prune, read_archived
+from sparkplane.history.logs import archived_session, live_or_archived, prune, read_archived
 from sparkplane.history.stores import FsStore, open_store
 from sparkplane.settings import Settings
 
@@ -114,6 +114,34 @@ def test_reading_back_falls_to_the_archive_only_when_the_pod_is_gone(tmp_path: P
     assert list(live) == ["live"]
     with pytest.raises(AppNotFoundError, match="gone"):
         list(live_or_archived(gone, "jobs", "other", None, settings=settings))
+
+
+def test_an_ended_sessions_newest_run_is_found_by_its_name(tmp_path: Path) -> None:
+    """``session logs NAME`` after the end: the newest archived run whose driver served
+    session NAME, whichever its app is named (``NAME-<id>``, or ``spark-<id>`` when long)."""
+    settings = Settings(log_archive=str(tmp_path))
+    store = FsStore(tmp_path)
+    runs = [
+        ("nb-1a", "nb", timedelta(hours=2)),
+        ("spark-2b", "nb", timedelta(hours=1)),  # newer run of nb, its name too long for a prefix
+        ("nb-other-3c", "nb-other", timedelta(0)),  # another session whose name starts alike
+        ("nb-4d", None, timedelta(0)),  # a batch app named like it, not a session
+    ]
+    for app, session, ago in runs:
+        meta = ArchiveMeta(**{**_meta(app, ago=ago).__dict__, "session": session})
+        _archived(store, meta, f"log of {app}\n")
+    found = archived_session("jobs", "nb", settings=settings)
+    assert found is not None and found.app == "spark-2b"
+    assert archived_session("jobs", "nb-other", settings=settings).app == "nb-other-3c"  # type: ignore[union-attr]
+    assert archived_session("jobs", "missing", settings=settings) is None
+    assert archived_session("elsewhere", "nb", settings=settings) is None
+    # a record written before the field existed (or by a newer writer) still reads
+    old = ArchiveMeta.from_json(
+        b'{"namespace": "jobs", "app": "a", "driver_pod": "a-driver", '
+        b'"archived_at": "2026-11-23T12:00:00+00:00", "reason": "r", '
+        b'"retain_seconds": 1, "future": 1}'
+    )
+    assert old.session is None
 
 
 def test_prune_drops_only_expired_apps(tmp_path: Path) -> None:
