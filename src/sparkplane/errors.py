@@ -105,6 +105,10 @@ class QuotaExceededError(ForbiddenError):
     exit_code = 5
 
 
+class SessionLimitError(QuotaExceededError):
+    """The namespace already runs as many Spark Connect sessions as its ResourceQuota allows."""
+
+
 class AdmissionDeniedError(ForbiddenError):
     """An admission policy or webhook refused the request (HTTP 403 that is not RBAC)."""
 

@@ -42,6 +42,9 @@ SPARK_APPLICATION = "SparkApplication"
 SPARK_CLUSTER = "SparkCluster"
 SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"
 SPARK_CONNECT = "SparkConnect"
+#: The ResourceQuota entry (``spec.hard``) that caps a namespace's Spark Connect sessions: the API
+#: server counts SparkConnect objects against it; sparkplane counts native sessions against it.
+SESSION_QUOTA_KEY = f"count/sparkconnects.{KUBEFLOW_GROUP}"
 
 # --- Spark's labels and containers (spark-submit writes these; reference §3.1) --------------
 

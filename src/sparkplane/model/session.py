@@ -11,6 +11,10 @@ read) run no execution, so a client that only asks for schemas is idle.
 
 The maximum lifetime is counted from the driver pod's creation. Both limits are annotations on
 the driver pod (``vocab.IDLE_TIMEOUT_KEY``, ``vocab.MAX_LIFETIME_KEY``), read by ``gc``.
+
+The cap on a namespace's concurrent sessions is a ResourceQuota entry
+(``vocab.SESSION_QUOTA_KEY``, :func:`session_limit`): ``session create`` refuses past it, and
+``gc`` ends the newest sessions beyond it (:func:`beyond_limit`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sparkplane.vocab import IDLE_TIMEOUT_KEY, MAX_LIFETIME_KEY, parse_time
+from sparkplane.vocab import (
+    IDLE_TIMEOUT_KEY,
+    MAX_LIFETIME_KEY,
+    SESSION_LABEL,
+    SESSION_QUOTA_KEY,
+    parse_time,
+)
 
 Obj = dict[str, Any]
 _SPARK_TIME = "%Y-%m-%dT%H:%M:%S.%f%Z"  # the REST API's "2026-11-27T23:40:01.123GMT"
@@ -97,3 +107,42 @@ def short(delta: timedelta) -> str:
     if seconds >= 3600:
         return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+@dataclass(frozen=True)
+class SessionLimit:
+    """A namespace's cap on concurrent sessions and the ResourceQuota that declares it."""
+
+    sessions: int
+    quota: str
+
+
+def session_limit(quotas: list[Obj]) -> SessionLimit | None:
+    """The tightest :data:`SESSION_QUOTA_KEY` among a namespace's ResourceQuotas (None: no cap).
+
+    An admin declares it like any object count; tenants may read quotas but never write them,
+    so a session cannot raise its own namespace's cap. A value that is not a whole number is
+    ignored (the API server accepts quantities such as ``1k``; object counts never need one)."""
+    found: list[SessionLimit] = []
+    for quota in quotas:
+        raw = str(((quota.get("spec") or {}).get("hard") or {}).get(SESSION_QUOTA_KEY, ""))
+        if raw.isdigit():
+            found.append(SessionLimit(int(raw), quota["metadata"]["name"]))
+    return min(found, key=lambda f: f.sessions) if found else None
+
+
+def live(pod: Obj) -> bool:
+    """A session's driver pod that counts against the cap: not ended, not being deleted."""
+    return not pod["metadata"].get("deletionTimestamp") and pod.get("status", {}).get(
+        "phase", "Pending"
+    ) in ("Pending", "Running")
+
+
+def beyond_limit(drivers: list[Obj], cap: SessionLimit) -> list[Obj]:
+    """The live session drivers past ``cap``: the newest ones (by creation, then name), which
+    sessions created in a race past the client's check, or by a client that did not check."""
+    alive = sorted(
+        (p for p in drivers if SESSION_LABEL in (p["metadata"].get("labels") or {}) and live(p)),
+        key=lambda p: (created_at(p), p["metadata"]["name"]),
+    )
+    return alive[cap.sessions :]

@@ -150,6 +150,14 @@ CLIENT = Policy(
             "the optional Spark UI Ingress (spec.sparkUI), owned by the driver pod",
         ),
         rule(
+            CORE,
+            "resourcequotas",
+            ("get", "list"),
+            "`session create` reads the namespace's cap on Spark Connect sessions (a "
+            "ResourceQuota entry count/sparkconnects.sparkoperator.k8s.io) before starting one; "
+            "read only: quotas are the admin's",
+        ),
+        rule(
             NETWORKING,
             "networkpolicies",
             ("create", "get", "list", "watch", "delete"),
@@ -489,6 +497,13 @@ GC = Policy(
             ("get",),
             "half-made apps: the UI Ingress and the NetworkPolicy (Spark 4.2+) a driver pod "
             "announced",
+        ),
+        rule(
+            CORE,
+            "resourcequotas",
+            ("list",),
+            "Spark Connect sessions: the namespace's cap on concurrent sessions (a ResourceQuota "
+            "entry), to end the newest ones beyond it",
         ),
     ),
     cluster_wide_allowed=True,

@@ -9,7 +9,9 @@ half-way). Never a finished app, nor one whose submitter recorded that every dep
 created: Spark deletes its own Services when it stops (the rule: ``lifecycle.halfmade``).
 Also ends Spark Connect sessions past their idle timeout or maximum lifetime
 (:func:`sparkplane.usecases.session.session_expiry`): the CronJob is what ends them when no
-client runs.
+client runs; and the newest sessions beyond their namespace's cap (a ResourceQuota entry,
+:func:`sparkplane.usecases.session.over_limit`), which a race past ``session create``'s check
+or a client that does not check can start.
 Across all namespaces, system namespaces (:data:`PROTECTED_NAMESPACES`, ``kube-*``) are never
 touched unless named explicitly with ``-n``.
 """
@@ -35,7 +37,7 @@ from sparkplane.model.halfmade import (
 )
 from sparkplane.model.ttl import TtlDecision, plan_cleanup
 from sparkplane.settings import Settings
-from sparkplane.usecases.session import session_expiry
+from sparkplane.usecases.session import over_limit, session_expiry
 from sparkplane.vocab import DRIVER_SELECTOR
 
 Obj = dict[str, Any]
@@ -79,6 +81,14 @@ def collect_garbage(
             found = _half_made(kube, pod, when, grace)
             if found is not None:
                 decisions[i] = TtlDecision(decision.namespace, decision.name, True, found)
+    ending = {(d.namespace, d.name) for d in decisions if d.delete}
+    beyond = over_limit(kube, pods, ending)  # sessions past their namespace's cap
+    decisions = [
+        TtlDecision(d.namespace, d.name, True, beyond[(d.namespace, d.name)])
+        if (d.namespace, d.name) in beyond
+        else d
+        for d in decisions
+    ]
     if not dry_run:
         for d in decisions:
             if d.delete:

@@ -40,8 +40,10 @@ from typing import Any
 
 from sparkplane.errors import (
     AppNotFoundError,
+    ForbiddenError,
     KubeError,
     Problem,
+    SessionLimitError,
     SparkplaneError,
     TimeoutExpired,
     ValidationError,
@@ -61,6 +63,7 @@ from sparkplane.vocab import (
     ROLE_LABEL,
     SESSION_LABEL,
     SESSION_OWNER_KEY,
+    SESSION_QUOTA_KEY,
     is_dns1123_label,
 )
 
@@ -205,6 +208,7 @@ def create(kube: Kube, opts: SessionOptions, namespace: str, *, settings: Settin
             [Problem("name", f"session {name} already runs in {namespace}", "attach to it")],
             subject="session options",
         )
+    check_limit(kube, namespace)
     owner = whoami(kube)
     token = secrets.token_urlsafe(32)
     secret = token_secret(name, namespace, token, owner)
@@ -229,6 +233,63 @@ def create(kube: Kube, opts: SessionOptions, namespace: str, *, settings: Settin
     assert submitted.driver_pod is not None
     pod = kube.get("v1", "Pod", submitted.driver_pod, namespace)
     return info(kube, pod, idle=False)
+
+
+# -- the namespace's cap ---------------------------------------------------------------------
+def namespace_limit(kube: Kube, namespace: str) -> model.SessionLimit | None:
+    """The namespace's cap on concurrent sessions (None: none, or its quotas are not readable
+    by this identity — then ``gc`` alone enforces it)."""
+    try:
+        return model.session_limit(kube.list("v1", "ResourceQuota", namespace))
+    except ForbiddenError:
+        return None
+
+
+def check_limit(kube: Kube, namespace: str) -> None:
+    """Refuse a new session when ``namespace`` already runs as many as its cap allows."""
+    cap = namespace_limit(kube, namespace)
+    if cap is None:
+        return
+    drivers = kube.list("v1", "Pod", namespace, label_selector=SESSION_LABEL)
+    running = sorted(p["metadata"]["labels"][SESSION_LABEL] for p in drivers if model.live(p))
+    if len(running) >= cap.sessions:
+        raise SessionLimitError(
+            f"namespace {namespace} already runs {len(running)} of its {cap.sessions} Spark "
+            f"Connect sessions (ResourceQuota {cap.quota}, {SESSION_QUOTA_KEY}): "
+            f"{', '.join(running)}. Attach to one (`sparkplane session attach NAME`) or end "
+            "one (`sparkplane session delete NAME`)",
+            code=403,
+            reason="Forbidden",
+        )
+
+
+def over_limit(kube: Kube, drivers: list[Obj], ending: set[tuple[str, str]]) -> dict[Any, str]:
+    """For ``gc``: the session drivers beyond their namespace's cap, newest first, with the
+    reason (keys ``(namespace, pod)``; those already ``ending`` do not count)."""
+    out: dict[Any, str] = {}
+    namespaces = {
+        p["metadata"]["namespace"]
+        for p in drivers
+        if SESSION_LABEL in (p["metadata"].get("labels") or {})
+    }
+    for namespace in sorted(namespaces):
+        try:
+            cap = model.session_limit(kube.list("v1", "ResourceQuota", namespace))
+        except KubeError:  # not readable: never delete on a guess
+            continue
+        if cap is None:
+            continue
+        counted = [
+            p
+            for p in drivers
+            if p["metadata"]["namespace"] == namespace
+            and (namespace, p["metadata"]["name"]) not in ending
+        ]
+        for pod in model.beyond_limit(counted, cap):
+            out[(namespace, pod["metadata"]["name"])] = (
+                f"session beyond its namespace's cap of {cap.sessions} (ResourceQuota {cap.quota})"
+            )
+    return out
 
 
 # -- finding --------------------------------------------------------------------------------

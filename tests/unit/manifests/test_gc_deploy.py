@@ -28,8 +28,10 @@ def test_bundle_runs_gc_under_its_own_service_account_deleting_only_pods():
         if v != "get"  # the half-made check reads dependents by name
     }
     # + creating log archives (ConfigMaps); never list, update or delete them; + forwarding to
-    # a session's driver to read its idle time from Spark's REST API
+    # a session's driver to read its idle time from Spark's REST API; + reading the namespace's
+    # cap on sessions (a ResourceQuota entry)
     assert writes == {
+        ("resourcequotas", "list"),
         ("pods", "list"),
         ("pods", "delete"),
         ("configmaps", "create"),

@@ -98,6 +98,7 @@ def test_gc_and_staging_are_minimal():
         ("", "persistentvolumeclaims"): {"get"},
         ("networking.k8s.io", "ingresses"): {"get"},
         ("networking.k8s.io", "networkpolicies"): {"get"},  # Spark 4.2+ apps
+        ("", "resourcequotas"): {"list"},  # a namespace's cap on Spark Connect sessions
     }
     assert _grants(Identity.STAGING) == {
         ("", "pods"): {"get", "list"},
