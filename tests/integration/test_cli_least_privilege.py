@@ -8,12 +8,15 @@ What the client may not do fails with exit 6 (RBAC), not 7.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import yaml
 
 from sparkplane.kube import Kube
+from sparkplane.vocab import SESSION_LABEL, SESSION_QUOTA_KEY
 from tests.integration.helpers import wait_for
 from tests.integration.test_cli import PI, run
 
@@ -132,3 +135,70 @@ def test_a_spark_4_3_app_gets_its_network_policy_and_a_role_without_it_creates_n
     assert "nothing was created" in denied.stderr and "Traceback" not in denied.stderr
     assert kube.list("v1", "Pod", namespace) == []
     assert kube.list("v1", "ConfigMap", namespace, label_selector="spark-app-selector") == []
+
+
+def test_a_namespaces_session_cap_refuses_the_next_session_and_gc_ends_the_newest(
+    kubeconfig, kube: Kube, namespace, tmp_path, client_rbac
+):
+    """The cap on concurrent Spark Connect sessions is the admin's ResourceQuota entry
+    (the API server accepts it though nothing it counts exists without Kubeflow's CRD): as the
+    client identity, a session past it is refused (exit 5, the quota named, nothing created);
+    one started past it anyway (here: the admin lowers the cap) is ended by gc, running as its
+    shipped identity, the newest first."""
+    run(kubeconfig, "rbac", "gc", "-n", namespace, "--apply")
+    client_config = tmp_path / "client.kubeconfig"
+    gc_config = tmp_path / "gc.kubeconfig"
+    for account, path in (("sparkplane-client", client_config), ("sparkplane-gc", gc_config)):
+        run(
+            kubeconfig, "kubeconfig", "--service-account", account, "-n", namespace, "-o", str(path)
+        )
+
+    def cap(sessions: int) -> None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "sessions"},
+            "spec": {"hard": {SESSION_QUOTA_KEY: str(sessions)}},
+        }
+        kube.apply(body, namespace)
+
+    def create(name: str, check: int | None = 0) -> Any:
+        return run(
+            client_config,
+            "session",
+            "create",
+            name,
+            "--no-wait",
+            "--idle-timeout",
+            "0",  # KWOK runs no Spark REST API to ask for the idle time
+            "--conf",
+            "spark.kubernetes.driver.annotation.sim.sparkplane.io/run-for=1h",
+            check=check,
+        )
+
+    def drivers() -> list[str]:
+        pods = kube.list("v1", "Pod", namespace, label_selector=SESSION_LABEL)
+        return sorted(p["metadata"]["labels"][SESSION_LABEL] for p in pods)
+
+    cap(1)
+    create("first")
+    refused = create("second", check=5)
+    assert "already runs 1 of its 1 Spark Connect sessions" in refused.stderr, refused.stderr
+    assert "ResourceQuota sessions" in refused.stderr and "Traceback" not in refused.stderr
+    assert drivers() == ["first"]
+    secrets = [s["metadata"]["name"] for s in kube.list("v1", "Secret", namespace)]
+    assert not [s for s in secrets if s.startswith("second")], secrets
+
+    cap(2)
+    create("second")
+    wait_for(lambda: drivers() == ["first", "second"], timeout=30, what="both drivers")
+    cap(1)
+    ended = json.loads(run(gc_config, "gc", "-o", "json").stdout)
+    mine = {d["name"]: d for d in ended if d["name"].startswith(("first", "second"))}
+    assert [n for n, d in mine.items() if d["delete"]] == [
+        next(n for n in mine if n.startswith("second"))
+    ], mine
+    assert "beyond its namespace's cap of 1" in next(
+        d["reason"] for d in mine.values() if d["delete"]
+    )
+    wait_for(lambda: drivers() == ["first"], timeout=60, what="the newest session ended")

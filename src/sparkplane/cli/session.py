@@ -97,6 +97,9 @@ def create(
     service_account: Annotated[
         str | None, typer.Option(help="The driver's service account.")
     ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait/--no-wait", help="Until the server serves (gRPC answers).")
+    ] = True,
     timeout: Timeout = 300.0,
     namespace: Namespace = None,
     kubeconfig: Kubeconfig = None,
@@ -133,8 +136,9 @@ def create(
     if image:
         options["image"] = image
     sp = client(kubeconfig, context, namespace)
-    made = sp.session_create(name, timeout=timeout, on_progress=progress, **options)
-    note(f"session {made.name} serves; connect with: sparkplane session attach {made.name}")
+    made = sp.session_create(name, wait=wait, timeout=timeout, on_progress=progress, **options)
+    done = "serves" if wait else "is starting"
+    note(f"session {made.name} {done}; connect with: sparkplane session attach {made.name}")
     write(made.name)
 
 
