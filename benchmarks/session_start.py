@@ -1,63 +1,213 @@
-"""Benchmark: ``SparkPlane.session()`` to the first query's result on a real node.
+"""Benchmark: ``SparkPlane.session()`` to the first query's result on a real node, beside the
+same Spark Connect server started by hand, and the memory of an idle session.
 
-Each run starts a session (1 executor, 200m cores, 512m/768m), records when the driver runs,
-when the Spark Connect server serves and when ``spark.range(1000).count()`` returns, then
-leaves the block (the server is deleted). Medians over ``--runs`` (default 2). The namespace's
-service account ``--service-account`` must hold the driver role (``sparkplane rbac driver``).
+Each way starts a Spark Connect server of the same size (1 executor, 200m cores, 768m driver,
+512m executor, Spark 4.0.1's image) in one namespace whose service account
+``--service-account`` holds the driver role (``sparkplane rbac driver``), alternating which
+goes first, ``--runs`` times (default 2):
+
+* ``session()``: ``with sp.session(...) as spark: spark.range(1000).count()``: the token, the
+  Secret, the wait until gRPC serves and the port-forward are sparkplane's; leaving the block
+  deletes the server.
+* **by hand**, as the issue's notebook user does today: ``sparkplane submit --class
+  org.apache.spark.sql.connect.service.SparkConnectServer ... local:///opt/spark/jars/
+  spark-connect_2.13-4.0.1.jar`` (no token: Spark's authentication off), ``kubectl
+  port-forward`` to the driver's port 15002, then ``SparkSession.builder.remote(...)`` retried
+  until the server answers (what a user does: try until it works), the same query;
+  ``sparkplane kill`` after.
+
+Per run: to the driver Running, to the first result, and the idle session's memory after the
+first query (``--idle`` seconds later, default 20): its driver's and executor's containers'
+working set from the kubelet's summary API (``/api/v1/nodes/NODE/proxy/stats/summary``, so the
+kubeconfig needs an admin's rights for that line; it prints "unavailable" otherwise). Medians
+printed; asserts nothing.
 
     .venv/bin/python benchmarks/session_start.py --kubeconfig /tmp/sp/kubeconfig -n spark-jobs
 
-Not measured here (not this round): starting the same server by hand (submit + kubectl
-port-forward) and the Kubeflow SDK's ``connect()``.
+Not measured here: the Kubeflow SDK's ``connect()`` (it needs Kubeflow's SparkConnect served by
+an operator; see docs/sessions.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import time
+import uuid
+from typing import Any
 
 from sparkplane import SparkPlane
-from sparkplane.version import SPARK_IMAGE
+from sparkplane.kube import Kube
+from sparkplane.usecases.session import CONNECT_CLASS, CONNECT_JAR, CONNECT_PORT
+from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
+
+SIZE = {
+    "executors": 1,
+    "driver_memory": "768m",
+    "executor_memory": "512m",
+    "driver_cores": "200m",
+    "executor_cores": "200m",
+}
 
 
-def one_run(sp: SparkPlane, service_account: str) -> dict[str, float]:
-    marks: dict[str, float] = {}
+def memory_mib(kube: Kube, namespace: str, app_id: str) -> str:
+    """The working set of the app's pods' containers (driver + executors), from the kubelet."""
+    pods = kube.list("v1", "Pod", namespace, label_selector=f"spark-app-selector={app_id}")
+    nodes = {p["spec"].get("nodeName") for p in pods} - {None}
+    names = {p["metadata"]["name"]: p["metadata"]["labels"].get("spark-role", "?") for p in pods}
+    out: dict[str, int] = {}
+    try:
+        for node in nodes:
+            summary = kube.request("GET", f"/api/v1/nodes/{node}/proxy/stats/summary")
+            for pod in summary.get("pods", []):
+                role = names.get(pod["podRef"]["name"])
+                if role and pod["podRef"]["namespace"] == namespace:
+                    used = sum(
+                        int((c.get("memory") or {}).get("workingSetBytes") or 0)
+                        for c in pod.get("containers", [])
+                    )
+                    out[role] = out.get(role, 0) + used
+    except Exception as exc:  # a benchmark line, not a failure: say why
+        return f"unavailable ({type(exc).__name__})"
+    return ", ".join(f"{role} {b / 2**20:.0f} MiB" for role, b in sorted(out.items())) or "none"
+
+
+def with_session(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
+    marks: dict[str, Any] = {}
     start = time.monotonic()
 
     def progress(message: str) -> None:
-        key = "running" if message.endswith(": Running") else message
-        marks.setdefault(key, time.monotonic() - start)
+        if message.endswith(": Running"):
+            marks.setdefault("running", time.monotonic() - start)
 
+    name = f"bench-{uuid.uuid4().hex[:5]}"
     with sp.session(
-        image=SPARK_IMAGE,
-        executors=1,
-        driver_memory="768m",
-        executor_memory="512m",
-        driver_cores="200m",
-        executor_cores="200m",
-        service_account=service_account,
-        on_progress=progress,
+        name, image=SPARK_IMAGE, service_account=args.service_account, on_progress=progress, **SIZE
     ) as spark:
-        marks["ready"] = time.monotonic() - start
         assert spark.range(1000).count() == 1000
         marks["first result"] = time.monotonic() - start
-    marks["deleted"] = time.monotonic() - start
-    return {k: marks[k] for k in ("running", "serving", "ready", "first result", "deleted")}
+        time.sleep(args.idle)
+        pod = sp.kube.list(
+            "v1", "Pod", sp.namespace, label_selector=f"sparkplane.io/session={name}"
+        )
+        app_id = pod[0]["metadata"]["labels"]["spark-app-selector"]
+        marks["idle memory"] = memory_mib(sp.kube, sp.namespace, app_id)
+    return marks
+
+
+def by_hand(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
+    from pyspark.sql.connect.session import SparkSession
+
+    marks: dict[str, Any] = {}
+    env = dict(os.environ, SPARKPLANE_KUBECONFIG=args.kubeconfig)
+    name = f"hand-{uuid.uuid4().hex[:5]}"
+    start = time.monotonic()
+    argv = [
+        *("--name", name, "--class", CONNECT_CLASS, "-n", sp.namespace),
+        *("--driver-memory", SIZE["driver_memory"], "--executor-memory", SIZE["executor_memory"]),
+        *("--conf", f"spark.kubernetes.container.image={SPARK_IMAGE}"),
+        *("--conf", "spark.executor.instances=1"),
+        *("--conf", "spark.kubernetes.driver.request.cores=200m"),
+        *("--conf", "spark.kubernetes.executor.request.cores=200m"),
+        *(
+            "--conf",
+            f"spark.kubernetes.authenticate.driver.serviceAccountName={args.service_account}",
+        ),
+        *("--conf", f"spark.connect.grpc.binding.port={CONNECT_PORT}"),
+        CONNECT_JAR.format(version=SPARK_VERSION),
+    ]
+    submitted = subprocess.run(
+        [sys.executable, "-m", "sparkplane.cli", "submit", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    app = submitted.stdout.split()[0]
+    pod = f"{app}-driver"
+    forward: subprocess.Popen[str] | None = None
+    try:
+        while (sp.kube.get_or_none("v1", "Pod", pod, sp.namespace) or {}).get("status", {}).get(
+            "phase"
+        ) != "Running":
+            time.sleep(0.5)
+        marks["running"] = time.monotonic() - start
+        kubectl = shutil.which("kubectl") or "kubectl"
+        forward = subprocess.Popen(
+            [
+                kubectl,
+                "--kubeconfig",
+                args.kubeconfig,
+                "-n",
+                sp.namespace,
+                "port-forward",
+                f"pod/{pod}",
+                f":{CONNECT_PORT}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert forward.stdout is not None
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", forward.stdout.readline()).group(1))  # type: ignore[union-attr]
+        while True:  # as a user does: try until the server answers
+            try:
+                spark = SparkSession.builder.remote(f"sc://localhost:{port}").create()
+                assert spark.range(1000).count() == 1000
+                break
+            except AssertionError:
+                raise
+            except Exception:
+                time.sleep(1)
+        marks["first result"] = time.monotonic() - start
+        spark.stop()
+        time.sleep(args.idle)
+        driver = sp.kube.get("v1", "Pod", pod, sp.namespace)
+        marks["idle memory"] = memory_mib(
+            sp.kube, sp.namespace, driver["metadata"]["labels"]["spark-app-selector"]
+        )
+    finally:
+        if forward is not None:
+            forward.terminate()
+        subprocess.run(
+            [sys.executable, "-m", "sparkplane.cli", "kill", app, "-n", sp.namespace],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    return marks
+
+
+WAYS = {"session()": with_session, "by hand": by_hand}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("-n", "--namespace", default="default")
     parser.add_argument("--service-account", default="default")
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--idle", type=float, default=20.0, help="seconds before memory is read")
     args = parser.parse_args()
+    results: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
     with SparkPlane.connect(kubeconfig=args.kubeconfig, namespace=args.namespace) as sp:
-        runs = [one_run(sp, args.service_account) for _ in range(args.runs)]
-    for key in runs[0]:
-        values = [r[key] for r in runs]
-        print(f"{key:>13}: median {statistics.median(values):6.1f}s  runs {values}")
+        for run in range(args.runs):
+            order = list(WAYS) if run % 2 == 0 else list(reversed(WAYS))
+            for way in order:
+                marks = WAYS[way](sp, args)
+                print(f"run {run + 1} {way}: {marks}", flush=True)
+                results[way].append(marks)
+    print(f"{'':>10} {'to Running':>11} {'to first result':>16}  idle memory (last run)")
+    for way, runs in results.items():
+        running = statistics.median(r["running"] for r in runs)
+        first = statistics.median(r["first result"] for r in runs)
+        print(f"{way:>10} {running:10.1f}s {first:15.1f}s  {runs[-1]['idle memory']}")
 
 
 if __name__ == "__main__":
