@@ -186,6 +186,8 @@ def test_a_namespaces_session_cap_refuses_the_next_session_and_gc_ends_the_newes
     assert "already runs 1 of its 1 Spark Connect sessions" in refused.stderr, refused.stderr
     assert "ResourceQuota sessions" in refused.stderr and "Traceback" not in refused.stderr
     assert drivers() == ["first"]
+    listed = run(client_config, "session", "list")
+    assert "1 of 1 sessions (ResourceQuota sessions)" in listed.stderr, listed.stderr
     secrets = [s["metadata"]["name"] for s in kube.list("v1", "Secret", namespace)]
     assert not [s for s in secrets if s.startswith("second")], secrets
 

@@ -25,6 +25,7 @@ from sparkplane.api.client import AppLike, SparkPlane
 from sparkplane.model.apps import App, Description
 from sparkplane.model.phase import Event
 from sparkplane.model.progress import SparkProgress
+from sparkplane.model.session import SessionLimit
 from sparkplane.model.ttl import TtlDecision
 from sparkplane.security.rbac import RbacObject
 from sparkplane.usecases.create import Submitted
@@ -226,6 +227,9 @@ class AsyncSparkPlane:
 
     async def session_list(self, *args: Any, **kwargs: Any) -> builtins.list[SessionInfo]:
         return await asyncio.to_thread(partial(self.sync.session_list, *args, **kwargs))
+
+    async def session_limit(self, *args: Any, **kwargs: Any) -> SessionLimit | None:
+        return await asyncio.to_thread(partial(self.sync.session_limit, *args, **kwargs))
 
     async def session_ui(self, name: str, **kwargs: Any) -> SparkProgress:
         return await asyncio.to_thread(partial(self.sync.session_ui, name, **kwargs))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the rest loads on first use: `sparkplane get apps` needs no
     from sparkplane.kube import Kube
     from sparkplane.model.phase import Event
     from sparkplane.model.progress import SparkProgress
+    from sparkplane.model.session import SessionLimit
     from sparkplane.model.ttl import TtlDecision
     from sparkplane.security.rbac import RbacObject
     from sparkplane.security.rules import Identity
@@ -643,6 +644,13 @@ class SparkPlane:
         return sessions.list_sessions(
             self.kube, None if all_namespaces else namespace or self.namespace
         )
+
+    def session_limit(self, namespace: str | None = None) -> SessionLimit | None:
+        """The namespace's cap on concurrent sessions (``sessions``, and the
+        ResourceQuota ``quota`` declaring it; None without one, or when quotas are unreadable)."""
+        from sparkplane.usecases import session as sessions
+
+        return sessions.namespace_limit(self.kube, namespace or self.namespace)
 
     def session_ui(self, name: str, *, namespace: str | None = None) -> SparkProgress:
         """A running session's jobs and stages, from its driver's REST API (``url`` is None:

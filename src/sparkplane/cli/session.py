@@ -150,9 +150,14 @@ def list_(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Every live session: owner, age, idle time, limits, executors, UI."""
+    """Every live session: owner, age, idle time, limits, executors, UI (and, on stderr, the
+    namespace's cap on sessions when it has one)."""
     sp = client(kubeconfig, context, namespace)
-    _show(sp.session_list(all_namespaces=all_namespaces), output)
+    found = sp.session_list(all_namespaces=all_namespaces)
+    _show(found, output)
+    cap = None if all_namespaces else sp.session_limit()
+    if cap is not None:
+        note(f"{len(found)} of {cap.sessions} sessions (ResourceQuota {cap.quota})")
 
 
 @app.command("get")
