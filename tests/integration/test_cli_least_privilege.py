@@ -157,10 +157,10 @@ def test_a_namespaces_session_cap_refuses_the_next_session_and_gc_ends_the_newes
         body = {
             "apiVersion": "v1",
             "kind": "ResourceQuota",
-            "metadata": {"name": "sessions"},
+            "metadata": {"name": "sessions", "namespace": namespace},
             "spec": {"hard": {SESSION_QUOTA_KEY: str(sessions)}},
         }
-        kube.apply(body, namespace)
+        kube.apply(body)
 
     def create(name: str, check: int | None = 0) -> Any:
         return run(
