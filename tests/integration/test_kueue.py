@@ -538,7 +538,8 @@ def test_native_apps_in_a_queue_wait_gated_for_quota_driver_and_executors(
     """A quota of 1 CPU; as the tenant (the shipped client role): a queue that does not exist
     is refused (exit 2, nothing created); app A (driver and 2 executors of 500m) runs with
     one executor, the other held by Kueue's gate; app B's driver waits gated, with no node,
-    shown as Pending/AdmissionPending, until A ends; then it runs."""
+    shown as Pending/AdmissionPending, until A ends; then it runs, until Kueue evicts it (its
+    Workload deactivated): the app ends Failed/Evicted, "evicted by Kueue"."""
     from sparkplane_devcluster.simulator import DriverSimulator
 
     queues("team", _cluster_queue(f"native-{uuid.uuid4().hex[:6]}", "1"))
@@ -576,7 +577,7 @@ def test_native_apps_in_a_queue_wait_gated_for_quota_driver_and_executors(
 
         label = f"spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}=team"
         b = run(
-            tenant, "submit", "-n", namespace, *_native("b", "500m", "2s", "--conf", label)
+            tenant, "submit", "-n", namespace, *_native("b", "500m", "600s", "--conf", label)
         ).stdout.strip()
         state = wait_for(
             lambda: (s := _state(tenant, b, namespace))["reason"] == "AdmissionPending" and s,
@@ -596,9 +597,33 @@ def test_native_apps_in_a_queue_wait_gated_for_quota_driver_and_executors(
             what="A ends",
         )
         wait_for(
-            lambda: _state(tenant, b, namespace)["phase"] in ("Running", "Succeeded"),
+            lambda: _state(tenant, b, namespace)["phase"] == "Running",
             timeout=120,
             what="B admitted and running once A ended",
         )
+
+        # Kueue takes B's admission back (its Workload deactivated): the driver is stopped
+        # and the app ends, saying so; nothing requeues a native app
+        (driver_b,) = pods(kube, namespace, "spark-app-name=b,spark-role=driver")
+        (workload,) = [
+            w
+            for w in kube.list(KUEUE_API_VERSION, WORKLOAD, namespace)
+            if any(
+                r["uid"] == driver_b["metadata"]["uid"] for r in w["metadata"]["ownerReferences"]
+            )
+        ]
+        kube.patch(
+            KUEUE_API_VERSION,
+            WORKLOAD,
+            workload["metadata"]["name"],
+            {"spec": {"active": False}},
+            namespace,
+        )
+        state = wait_for(
+            lambda: (s := _state(tenant, b, namespace))["reason"] == "Evicted" and s,
+            timeout=120,
+            what="B evicted by Kueue",
+        )
+        assert state["phase"] == "Failed" and state["message"].startswith("evicted by Kueue:")
     finally:
         sim.stop()

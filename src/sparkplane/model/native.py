@@ -281,7 +281,7 @@ def _missing_driver(name: str | None, events: Sequence[Obj], execs: dict[str, in
                 since=preemption.at,
             )
         for event in reversed(events_about(events, stub)):
-            if _by_kueue(event):
+            if stopped_by_kueue(event):
                 msg = f"{EVICTED_BY_KUEUE}: {event_message(event)}"
                 return AppState(
                     AppPhase.FAILED, Reason.EVICTED, msg, None, name, execs, event_time(event)
@@ -293,7 +293,7 @@ def _missing_driver(name: str | None, events: Sequence[Obj], execs: dict[str, in
     return AppState(AppPhase.FAILED, Reason.DRIVER_MISSING, text, None, name, execs)
 
 
-def _by_kueue(event: Obj) -> bool:
+def stopped_by_kueue(event: Obj) -> bool:
     """Kueue's ``Stopped`` Event on the pod (written by its pod controller, e.g.
     ``pod-kueue-controller``)."""
     source = (event.get("source") or {}).get("component") or event.get("reportingComponent")
