@@ -124,7 +124,8 @@ def test_the_operator_renders_a_queued_apps_pods_naming_no_queue() -> None:
 def test_queue_of_says_where_the_app_names_it() -> None:
     label = f"spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}=q"
     app = app_from_submit_args([*ARGS, "--conf", label, "local:///opt/app.jar"])
-    assert queue_of(app) == ("q", f"spec.sparkConf[spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}]")
+    where = f"spec.sparkConf[spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}]"
+    assert queue_of(app) == ("q", where)
     assert set(executor_queue_conf("q")) == {
         f"{EXECUTOR_LABEL}{QUEUE_NAME_LABEL}",
         f"{EXECUTOR_LABEL}{KUEUE_MANAGED_LABEL}",
