@@ -37,6 +37,13 @@ KUEUE_API_VERSION = f"{KUEUE_GROUP}/v1beta2"
 WORKLOAD = "Workload"
 #: Label naming the LocalQueue (of the app's namespace) an app waits in.
 QUEUE_NAME_LABEL = f"{KUEUE_GROUP}/queue-name"
+LOCAL_QUEUE = "LocalQueue"
+#: Kueue's Pod integration: the scheduling gate it holds a queued pod with until admitted, the
+#: label marking a pod it manages, and the annotation that makes its pod webhook gate a pod
+#: whatever owns it (kueue v0.17.0 pkg/controller/jobs/pod/constants, pod_webhook.go).
+KUEUE_ADMISSION_GATE = f"{KUEUE_GROUP}/admission"
+KUEUE_MANAGED_LABEL = f"{KUEUE_GROUP}/managed"
+KUEUE_SUSPENDING_PARENT = f"{KUEUE_GROUP}/pod-suspending-parent"
 
 SPARK_APPLICATION = "SparkApplication"
 SPARK_CLUSTER = "SparkCluster"

@@ -494,3 +494,136 @@ def test_a_queued_kubeflow_app_waits_for_quota_then_runs(
             timeout=60,
             what="kfpi RUNNING",
         )
+
+
+# --- native submissions: Kueue's Pod integration holds the driver and each executor ----------
+
+GATE = "kueue.x-k8s.io/admission"
+
+
+def _native(name: str, cpu: str, run_for: str, *extra: str) -> list[str]:
+    """spark-submit arguments of a native app the driver simulator plays (``cpu`` each pod)."""
+    sim = "spark.kubernetes.driver.annotation.sim.sparkplane.io"
+    confs = {
+        "spark.kubernetes.container.image": "apache/spark:4.0.1",
+        "spark.kubernetes.driver.request.cores": cpu,
+        "spark.kubernetes.executor.request.cores": cpu,
+        "spark.driver.memory": "512m",
+        "spark.executor.memory": "512m",
+        f"{sim}/run-for": run_for,
+        f"{sim}/outcome": "Succeeded",
+    }
+    args = ["--name", name, "--class", "org.apache.spark.examples.SparkPi"]
+    for key, value in confs.items():
+        args += ["--conf", f"{key}={value}"]
+    return [*args, *extra, "local:///opt/spark/examples/jars/spark-examples.jar"]
+
+
+def _gated(pod: dict[str, Any]) -> bool:
+    return GATE in [g["name"] for g in pod["spec"].get("schedulingGates") or []]
+
+
+def _state(tenant: Path, name: str, namespace: str) -> dict[str, Any]:
+    import json
+
+    out = run(tenant, "get", "apps", name, "-n", namespace, "-o", "json").stdout
+    state: dict[str, Any] = json.loads(out)["state"]
+    return state
+
+
+@pytest.mark.timeout(420)
+def test_native_apps_in_a_queue_wait_gated_for_quota_driver_and_executors(
+    kube: Kube, namespace: str, queues: Callable[..., None], tenant: Path
+) -> None:
+    """A quota of 1 CPU; as the tenant (the shipped client role): a queue that does not exist
+    is refused (exit 2, nothing created); app A (driver and 2 executors of 500m) runs with
+    one executor, the other held by Kueue's gate; app B's driver waits gated, with no node,
+    shown as Pending/AdmissionPending, until A ends; then it runs, until Kueue evicts it (its
+    Workload deactivated): the app ends Failed/Evicted, "evicted by Kueue"."""
+    from sparkplane_devcluster.simulator import DriverSimulator
+
+    queues("team", _cluster_queue(f"native-{uuid.uuid4().hex[:6]}", "1"))
+    submit = ("submit", "-n", namespace, "--queue", "nope")
+    bad = run(tenant, *submit, *_native("x", "1", "1s"), check=2)
+    assert "LocalQueue 'nope' does not exist" in bad.stderr and "Traceback" not in bad.stderr
+    assert not kube.list("v1", "Pod", namespace) and not kube.list(
+        "v1", "ConfigMap", namespace, label_selector="spark-app-selector"
+    )
+
+    sim = DriverSimulator(kube, namespace).start()  # plays Spark's driver creating executors
+    try:
+        a = run(
+            tenant,
+            *("submit", "-n", namespace, "--queue", "team"),
+            *_native("a", "500m", "40s", "--conf", "spark.executor.instances=2"),
+        ).stdout.strip()
+        wait_for(
+            lambda: _state(tenant, a, namespace)["phase"] == "Running", timeout=90, what="A runs"
+        )
+        execs = wait_for(
+            lambda: (
+                len(p := pods(kube, namespace, "spark-app-name=a,spark-role=executor")) == 2
+                and any(x["spec"].get("nodeName") for x in p)
+                and p
+            ),
+            timeout=60,
+            what="A's 2 executors, one admitted",
+        )
+        held = [x for x in execs if not x["spec"].get("nodeName")]
+        assert len(held) == 1 and _gated(held[0]), execs  # beyond the quota: gated
+        admitted = [x for x in execs if x["spec"].get("nodeName")]
+        assert not _gated(admitted[0])
+        assert all(x["metadata"]["labels"][QUEUE_NAME_LABEL] == "team" for x in execs)
+
+        label = f"spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}=team"
+        b = run(
+            tenant, "submit", "-n", namespace, *_native("b", "500m", "600s", "--conf", label)
+        ).stdout.strip()
+        state = wait_for(
+            lambda: (s := _state(tenant, b, namespace))["reason"] == "AdmissionPending" and s,
+            timeout=60,
+            what="B pending admission",
+        )
+        assert state["phase"] == "Pending" and "LocalQueue 'team'" in state["message"]
+        (driver_b,) = pods(kube, namespace, "spark-app-name=b,spark-role=driver")
+        assert _gated(driver_b) and not driver_b["spec"].get("nodeName")
+        assert _state(tenant, a, namespace)["phase"] == "Running"  # B still waits on A
+        (driver_b,) = pods(kube, namespace, "spark-app-name=b,spark-role=driver")
+        assert _gated(driver_b)
+
+        wait_for(
+            lambda: _state(tenant, a, namespace)["phase"] == "Succeeded",
+            timeout=120,
+            what="A ends",
+        )
+        wait_for(
+            lambda: _state(tenant, b, namespace)["phase"] == "Running",
+            timeout=120,
+            what="B admitted and running once A ended",
+        )
+
+        # Kueue takes B's admission back (its Workload deactivated): the driver is stopped
+        # and the app ends, saying so; nothing requeues a native app
+        (driver_b,) = pods(kube, namespace, "spark-app-name=b,spark-role=driver")
+        (workload,) = [
+            w
+            for w in kube.list(KUEUE_API_VERSION, WORKLOAD, namespace)
+            if any(
+                r["uid"] == driver_b["metadata"]["uid"] for r in w["metadata"]["ownerReferences"]
+            )
+        ]
+        kube.patch(
+            KUEUE_API_VERSION,
+            WORKLOAD,
+            workload["metadata"]["name"],
+            {"spec": {"active": False}},
+            namespace,
+        )
+        state = wait_for(
+            lambda: (s := _state(tenant, b, namespace))["reason"] == "Evicted" and s,
+            timeout=120,
+            what="B evicted by Kueue",
+        )
+        assert state["phase"] == "Failed" and state["message"].startswith("evicted by Kueue:")
+    finally:
+        sim.stop()

@@ -12,8 +12,9 @@ not use queues never pay for it): the CRDs come from the module's own ``config/c
 Go module cache (``go mod download -json``; nothing fetched is committed), applied server-side.
 The manager runs with the admin kubeconfig (it is cluster infrastructure, like KWOK), no leader
 election, metrics off, the visibility API off (it needs an APIService and a port of its own),
-and only the ``batch/job`` integration (Kueue refuses an empty list; its Job webhook is not
-registered, so Jobs are never held by Kueue here).
+and the ``batch/job`` (Kueue refuses an empty list; its Job webhook is not registered, so
+Jobs are never held by Kueue here) and ``pod`` integrations (natively submitted Spark apps
+naming a queue: docs/queues.md).
 
 Webhooks: **served**, not disabled, because Kueue's own webhooks default and validate what
 its clients write (a ClusterQueue's or Workload's defaults, immutability rules) and sparkplane
@@ -25,9 +26,11 @@ certificate management (cert-controller) keeps running and injects the CA bundle
 serving certificate it would mint names only ``kueue-webhook-service.kueue-system.svc``; so
 ``up`` first writes the Secret it manages with a certificate of a throw-away CA that names that
 service *and* ``127.0.0.1`` (:func:`.pki.webhook_ca_and_serving`): cert-controller finds it
-valid, keeps it, writes it to the cert directory and injects its CA. Only webhooks of Kueue's
-own API (``kueue.x-k8s.io``) are registered; the integrations' (Pods, Jobs, ...) are not, so a
-stopped Kueue never blocks the creation of a pod or a Job.
+valid, keeps it, writes it to the cert directory and injects its CA. The webhooks of Kueue's
+own API (``kueue.x-k8s.io``) are registered, and its Pod integration's with an
+``objectSelector`` matching only pods labelled ``kueue.x-k8s.io/queue-name`` (and not in
+``kube-system`` or ``kueue-system``); the other integrations' (Jobs, ...) are not, so a stopped
+Kueue never blocks the creation of a Job or of a pod that names no queue.
 
 Queues: :func:`queues` sets up one ResourceFlavor, one ClusterQueue with a cpu/memory quota and a
 LocalQueue in each given namespace (``dev-cluster kueue queues``), server-side applied.
@@ -47,6 +50,7 @@ from typing import Any
 import yaml
 
 from sparkplane.errors import DevClusterError
+from sparkplane.vocab import QUEUE_NAME_LABEL
 from sparkplane_devcluster import build, process
 from sparkplane_devcluster.pki import webhook_ca_and_serving
 
@@ -120,18 +124,40 @@ def crds(source: Path, url: str) -> list[dict[str, Any]]:
     return list(by_name.values())
 
 
+#: the Pod integration's webhooks (Kueue's config/components/webhook/manifests.yaml)
+POD_WEBHOOKS = ("mpod.kb.io", "vpod.kb.io")
+#: the pods they see: only those naming a queue, outside Kueue's and the system's namespaces
+#: (as Kueue's own kustomization excludes them), so a pod without the label is never sent to
+#: Kueue and never blocked, even while Kueue is down
+POD_OBJECT_SELECTOR = {"matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}]}
+POD_NAMESPACE_SELECTOR = {
+    "matchExpressions": [
+        {
+            "key": "kubernetes.io/metadata.name",
+            "operator": "NotIn",
+            "values": ["kube-system", NAMESPACE],
+        }
+    ]
+}
+
+
+def _registered(hook: dict[str, Any]) -> bool:
+    own = all(g == GROUP for rule in hook.get("rules") or [] for g in rule["apiGroups"])
+    return own or hook.get("name") in POD_WEBHOOKS
+
+
 def webhook_configurations(source: Path, url: str) -> list[dict[str, Any]]:
-    """Kueue's webhook configurations, only the webhooks of its own API group, each pointing
-    at ``url`` + its path, named as Kueue's certificate manager expects."""
+    """Kueue's webhook configurations, each pointing at ``url`` + its path, named as Kueue's
+    certificate manager expects: the webhooks of its own API group, and its Pod integration's
+    limited to pods labelled with a queue (:data:`POD_OBJECT_SELECTOR`)."""
     out = []
     for doc in _load(source / "config" / "components" / "webhook" / "manifests.yaml"):
-        hooks = [
-            h
-            for h in doc.get("webhooks") or []
-            if all(g == GROUP for rule in h.get("rules") or [] for g in rule["apiGroups"])
-        ]
+        hooks = [h for h in doc.get("webhooks") or [] if _registered(h)]
         for hook in hooks:
             hook["clientConfig"] = {"url": url + hook["clientConfig"]["service"]["path"]}
+            if hook["name"] in POD_WEBHOOKS:
+                hook["objectSelector"] = POD_OBJECT_SELECTOR
+                hook["namespaceSelector"] = POD_NAMESPACE_SELECTOR
         name = WEBHOOK_PREFIX + doc["metadata"]["name"]
         out.append({**doc, "metadata": {"name": name}, "webhooks": hooks})
     return out
@@ -153,7 +179,7 @@ def config(webhook_port: int, health_port: int, cert_dir: Path) -> dict[str, Any
             "webhookSecretName": SECRET,
         },
         "clientConnection": {"qps": 50, "burst": 100},
-        "integrations": {"frameworks": ["batch/job"]},
+        "integrations": {"frameworks": ["batch/job", "pod"]},
         "featureGates": {"VisibilityOnDemand": False},
     }
 

@@ -184,6 +184,7 @@ class SparkPlane:
         mode: Mode | str = Mode.NATIVE,
         submission_id: str | None = None,
         ttl: timedelta | None = None,
+        queue: str | None = None,
         staging_server: str | None = None,
         staging_internal_server: str | None = None,
         staging_ca_file: PathLike | None = None,
@@ -197,7 +198,9 @@ class SparkPlane:
         ``staging_base_dir``, default: the current directory, as with spark-submit), with
         ``staging_token`` (default: the settings' ``SPARKPLANE_STAGING_TOKEN``, else the
         connection's bearer token). A Python driver falls back to the settings'
-        ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` as spark-submit does.
+        ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` as spark-submit does. ``queue``: the
+        Kueue LocalQueue the app waits in (label ``kueue.x-k8s.io/queue-name``; natively, the
+        LocalQueue is checked first when this client may read it: docs/queues.md).
         """
         from sparkplane.usecases import submit as submission
         from sparkplane.usecases.sources import Source
@@ -219,6 +222,7 @@ class SparkPlane:
             {
                 "submission_id": submission_id,
                 "ttl_seconds": int(ttl.total_seconds()) if ttl is not None else None,
+                "queue": queue,
                 "staging_server": staging_server,
                 "staging_internal_server": staging_internal_server,
                 "staging_ca_file": Path(staging_ca_file) if staging_ca_file else None,

@@ -24,6 +24,7 @@ OWN_VALUE = frozenset(
         "--namespace",
         "--mode",
         "--submission-id",
+        "--queue",  # Kueue's LocalQueue (spark-submit's own --queue is YARN's, ignored on k8s)
         "--ttl",
         "--timeout",
         "-o",

@@ -51,6 +51,16 @@ SubmissionId = Annotated[
         "--submission-id", help="Makes submit idempotent: the same id gives the same app."
     ),
 ]
+QueueOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--queue",
+        help="The Kueue LocalQueue of the namespace the app waits in (label "
+        "kueue.x-k8s.io/queue-name): natively its driver and each executor wait for Kueue's "
+        "admission; operator/kubeflow: the SparkApplication is queued (docs/queues.md).",
+        show_default=False,
+    ),
+]
 OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="yaml, json or name.")]
 SubmitOutput = Annotated[
     Output | None,
@@ -148,6 +158,7 @@ def render(
     namespace: Namespace = None,
     mode: ModeOpt = Mode.NATIVE,
     submission_id: SubmissionId = None,
+    queue: QueueOpt = None,
     output: OutputOpt = Output.yaml,
     staging_server: StagingServer = None,
     staging_internal_server: StagingInternal = None,
@@ -170,6 +181,7 @@ def render(
         namespace=namespace,
         mode=mode,
         submission_id=submission_id,
+        queue=queue,
         dry_run=True,
         output=output if output not in (Output.table, Output.wide) else Output.yaml,
         staging_server=staging_server,
@@ -190,6 +202,7 @@ def submit(
     namespace: Namespace = None,
     mode: ModeOpt = Mode.NATIVE,
     submission_id: SubmissionId = None,
+    queue: QueueOpt = None,
     ttl: Annotated[
         str | None,
         typer.Option(
@@ -248,6 +261,7 @@ def submit(
             source,
             mode=mode,
             submission_id=submission_id,
+            queue=queue,
             staging_server=staging_server,
             staging_internal_server=staging_internal_server,
             staging_ca_file=staging_ca_file,
@@ -263,6 +277,7 @@ def submit(
         mode=mode,
         submission_id=submission_id,
         ttl=ttl_after,
+        queue=queue,
         staging_server=staging_server,
         staging_internal_server=staging_internal_server,
         staging_ca_file=staging_ca_file,

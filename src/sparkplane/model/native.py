@@ -31,11 +31,13 @@ from sparkplane.model.pods import (
 )
 from sparkplane.model.preemption import find_preemption
 from sparkplane.vocab import (
+    KUEUE_ADMISSION_GATE,
     POD_FAILED,
     POD_PENDING,
     POD_RUNNING,
     POD_SUCCEEDED,
     POD_UNKNOWN,
+    QUEUE_NAME_LABEL,
     parse_time,
 )
 
@@ -149,6 +151,8 @@ def _classify_pod(pod: Obj, events: Sequence[Obj], container: str | None) -> dic
         msg = preemption.message or "preempted by a higher-priority pod"
         found = _done(AppPhase.FAILED, Reason.PREEMPTED, msg, preemption.at)
         return {**found, "preemptor": preemption.preemptor}
+    if kueue := _kueue_stopped(pod):
+        return kueue
     disruption = condition(pod, "DisruptionTarget")
     if disruption and disruption.get("status") == "True":
         reason, why = _DISRUPTIONS.get(str(disruption.get("reason")), (Reason.EVICTED, "disrupted"))
@@ -208,7 +212,43 @@ def _terminated(pod: Obj, main: Obj | None) -> dict[str, Any]:
     return _done(AppPhase.FAILED, Reason.ERROR, f"{text}: {detail}" if detail else text, when)
 
 
+#: the pod condition Kueue's Pod integration sets on a pod it stops, before deleting it
+#: (its reason: ``WorkloadEvicted``, ``WorkloadEvictedDueToPreempted``, ``NotAdmitted``, ...)
+KUEUE_TERMINATION_TARGET = "TerminationTarget"
+#: the Event reason Kueue's job framework writes on the pod it stops
+KUEUE_STOPPED = "Stopped"
+EVICTED_BY_KUEUE = "evicted by Kueue"
+
+
+def _kueue_stopped(pod: Obj) -> dict[str, Any] | None:
+    """A driver Kueue stopped (its admission taken back: a preemption, an eviction): the app
+    ends, Failed/Evicted, and says so; nothing requeues a native app (docs/queues.md)."""
+    stopped = condition(pod, KUEUE_TERMINATION_TARGET)
+    if not stopped or stopped.get("status") != "True":
+        return None
+    why = stopped.get("message") or stopped.get("reason") or "its admission was taken back"
+    when = parse_time(stopped.get("lastTransitionTime"))
+    return _done(AppPhase.FAILED, Reason.EVICTED, f"{EVICTED_BY_KUEUE}: {why}", when)
+
+
+def _admission_pending(pod: Obj) -> dict[str, Any] | None:
+    """A driver Kueue's Pod integration holds (its scheduling gate) until its one-pod Workload
+    is admitted in the LocalQueue the pod names."""
+    gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or ()]
+    if KUEUE_ADMISSION_GATE not in gates:
+        return None
+    queue = (meta(pod).get("labels") or {}).get(QUEUE_NAME_LABEL, "?")
+    text = (
+        f"waiting for Kueue to admit the driver in LocalQueue {queue!r} (its Workload: "
+        f"kubectl get workloads -n {meta(pod).get('namespace') or 'default'})"
+    )
+    created = parse_time(meta(pod).get("creationTimestamp"))
+    return _done(AppPhase.PENDING, Reason.ADMISSION_PENDING, text, created)
+
+
 def _pending(pod: Obj) -> dict[str, Any]:
+    if queued := _admission_pending(pod):
+        return queued
     scheduled = condition(pod, "PodScheduled")
     if scheduled and scheduled.get("status") == "False":
         reason = {"Unschedulable": Reason.UNSCHEDULABLE, "SchedulingGated": Reason.SCHEDULING_GATED}
@@ -241,8 +281,20 @@ def _missing_driver(name: str | None, events: Sequence[Obj], execs: dict[str, in
                 since=preemption.at,
             )
         for event in reversed(events_about(events, stub)):
+            if stopped_by_kueue(event):
+                msg = f"{EVICTED_BY_KUEUE}: {event_message(event)}"
+                return AppState(
+                    AppPhase.FAILED, Reason.EVICTED, msg, None, name, execs, event_time(event)
+                )
             if event.get("reason") == "Evicted":
                 msg, when = event_message(event), event_time(event)
                 return AppState(AppPhase.FAILED, Reason.EVICTED, msg, None, name, execs, when)
     text = f"driver pod {name} not found" if name else "driver pod not found"
     return AppState(AppPhase.FAILED, Reason.DRIVER_MISSING, text, None, name, execs)
+
+
+def stopped_by_kueue(event: Obj) -> bool:
+    """Kueue's ``Stopped`` Event on the pod (written by its pod controller, e.g.
+    ``pod-kueue-controller``)."""
+    source = (event.get("source") or {}).get("component") or event.get("reportingComponent")
+    return event.get("reason") == KUEUE_STOPPED and "kueue" in str(source or "")

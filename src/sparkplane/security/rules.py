@@ -191,6 +191,14 @@ CLIENT = Policy(
             "clients that read the status subresource (Airflow's SparkKubernetesOperator: "
             "get_namespaced_custom_object_status); read only, the operator writes it",
         ),
+        rule(
+            KUEUE,
+            "localqueues",
+            ("get",),
+            "a native submission naming a Kueue queue (--queue, label "
+            "kueue.x-k8s.io/queue-name) checks its LocalQueue exists before creating anything "
+            "(docs/queues.md)",
+        ),
     ),
     cluster=(
         rule(

@@ -79,6 +79,8 @@ class SubmitOptions:
     pyspark_driver_python: str | None = None
     # the submitter's SPARK_CONF_DIR files spark-submit would ship (``usecases.conf_dir``)
     conf_files: tuple[tuple[str, str], ...] = ()
+    # the Kueue LocalQueue the app waits in (``--queue``; docs/queues.md)
+    queue: str | None = None
 
     def staging(self) -> StagingOptions | None:
         """The staging part of these options, or None without a staging server."""

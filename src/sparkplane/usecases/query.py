@@ -26,6 +26,7 @@ from sparkplane.model.assemble import (
     missing_native_app,
     native_app,
 )
+from sparkplane.model.native import KUEUE_STOPPED, stopped_by_kueue
 from sparkplane.vocab import APP_SELECTOR_LABEL, DRIVER_SELECTOR, EXECUTOR_SELECTOR, ROLE_LABEL
 
 Obj = dict[str, Any]
@@ -95,11 +96,19 @@ def name_preemptors(kube: Kube, apps: list[App]) -> list[App]:
 
 
 def _preempted_gone(kube: Kube, name: str, namespace: str) -> App | None:
-    """The app ``name`` if only a Preempted event about its driver pod is left."""
+    """The app ``name`` if only a Preempted event about its driver pod is left, or Kueue's
+    Stopped event (a queued native driver Kueue evicted: docs/queues.md)."""
     driver = driver_candidates(name)[0]
     events = kube.list(
         "v1", "Event", namespace, field_selector=f"reason=Preempted,involvedObject.name={driver}"
     )
+    stopped = kube.list(
+        "v1",
+        "Event",
+        namespace,
+        field_selector=f"reason={KUEUE_STOPPED},involvedObject.name={driver}",
+    )
+    events += [e for e in stopped if stopped_by_kueue(e)]
     found = preempted_leftovers([], events)
     return name_preemptors(kube, found)[0] if found else None
 

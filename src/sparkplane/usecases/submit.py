@@ -31,6 +31,7 @@ from sparkplane.model.apps import Mode
 from sparkplane.render import render_operator_cr
 from sparkplane.render.kubeflow_cr import render_kubeflow_cr
 from sparkplane.spec import SparkApp, validate
+from sparkplane.spec.queue import queue_of, queued_natively, with_queue
 from sparkplane.usecases.create import (
     SubmitOptions,
     Submitted,
@@ -42,38 +43,46 @@ from sparkplane.usecases.create import (
     submit_operator,
 )
 from sparkplane.usecases.sources import Source
-from sparkplane.vocab import QUEUE_NAME_LABEL
+from sparkplane.vocab import KUEUE_API_VERSION, LOCAL_QUEUE, QUEUE_NAME_LABEL, is_label_value
 
 Obj = dict[str, Any]
 
 
-NATIVE_QUEUE = (
-    "a native submission cannot wait for Kueue's admission: only the operator creates the "
-    "Workload a queued app waits on (docs/queues.md)"
-)
-
-
-def queue_problem(source: Source, mode: Mode) -> Problem | None:
-    """A native submission naming a Kueue queue (its ``kueue.x-k8s.io/queue-name`` label, on
-    the app or its driver) is refused: it would run at once, past the quota."""
-    if mode is not Mode.NATIVE or source.app is None:
-        return None
-    driver_label = f"spark.kubernetes.driver.label.{QUEUE_NAME_LABEL}"
-    if QUEUE_NAME_LABEL in source.app.metadata.labels:
-        where = f"metadata.labels[{QUEUE_NAME_LABEL}]"
-    elif driver_label in source.app.spec.spark_conf:
-        where = f"spec.sparkConf[{driver_label}]"
-    else:
-        return None
-    return Problem(where, NATIVE_QUEUE, "submit with --mode operator, or remove the queue label")
+def with_queue_option(source: Source, opts: SubmitOptions) -> Source:
+    """``--queue NAME`` (``SubmitOptions.queue``): the app names that LocalQueue in its
+    ``metadata.labels``, whatever the mode (the operator queues a SparkApplication by the same
+    label). A template is the user's own manifests: it names a queue in its own labels."""
+    if opts.queue is None:
+        return source
+    if source.app is None:
+        raise ValidationError(
+            [
+                Problem(
+                    "--queue",
+                    "applies to a spec or spark-submit arguments, not to a template or a "
+                    "v1beta2 file",
+                    f"put the label {QUEUE_NAME_LABEL} on your own manifests",
+                )
+            ],
+            subject="command line",
+        )
+    if not opts.queue or not is_label_value(opts.queue):
+        raise ValidationError(
+            [
+                Problem(
+                    "--queue",
+                    f"{opts.queue!r} is not a LocalQueue name (a label value: at most 63 "
+                    "letters, digits, '-', '_' or '.', starting and ending alphanumeric)",
+                    "name the LocalQueue of the app's namespace (kubectl get localqueues -n NS)",
+                )
+            ],
+            subject="command line",
+        )
+    return replace(source, app=with_queue(source.app, opts.queue))
 
 
 def check_mode(source: Source, mode: Mode, opts: SubmitOptions) -> None:
-    """Template mode submits the user's manifests natively; nothing else applies to it. A
-    native submission may not name a Kueue queue (:func:`queue_problem`)."""
-    if (problem := queue_problem(source, mode)) is not None:
-        name = source.app.name if source.app is not None else "?"
-        raise ValidationError([problem], subject=f"SparkApplication {name!r}")
+    """Template mode submits the user's manifests natively; nothing else applies to it."""
     if source.template is not None and (opts.staging_server or mode is not Mode.NATIVE):
         raise ValidationError(
             [
@@ -86,6 +95,53 @@ def check_mode(source: Source, mode: Mode, opts: SubmitOptions) -> None:
             ],
             subject="command line",
         )
+
+
+def check_queue(kube: Kube, app: SparkApp, namespace: str) -> None:
+    """A native app naming a LocalQueue: the cluster must serve Kueue (else nothing would hold
+    its pods: they would run past the quota), and the LocalQueue must exist when this client
+    may read it (the shipped client role may; one that may not submits unchecked, and Kueue
+    keeps a pod naming a missing queue gated, saying so on its Workload)."""
+    found = queue_of(app)
+    if found is None:
+        return
+    queue, where = found
+    subject = f"SparkApplication {app.name!r}"
+    try:
+        kube.resource(KUEUE_API_VERSION, LOCAL_QUEUE)
+    except TransportError:
+        raise
+    except KubeError:
+        raise ValidationError(
+            [Problem(where, NO_KUEUE.format(queue=queue), NO_KUEUE_FIX)], subject=subject
+        ) from None
+    try:
+        kube.get(KUEUE_API_VERSION, LOCAL_QUEUE, queue, namespace)
+    except NotFoundError:
+        raise ValidationError(
+            [
+                Problem(
+                    where,
+                    f"LocalQueue {queue!r} does not exist in namespace {namespace!r}; nothing "
+                    "was created",
+                    f"name an existing one (kubectl get localqueues -n {namespace}) or ask "
+                    "your cluster admin to create it",
+                )
+            ],
+            subject=subject,
+        ) from None
+    except ForbiddenError:
+        return
+
+
+NO_KUEUE = (
+    "names the Kueue LocalQueue {queue!r}, but the cluster does not serve Kueue's API "
+    "(kueue.x-k8s.io): nothing would hold the app for the quota"
+)
+NO_KUEUE_FIX = (
+    "install Kueue with its Pod integration (docs/queues.md; in the dev cluster: "
+    "sparkplane dev-cluster kueue up), or remove the queue label"
+)
 
 
 def resolve(source: Source, kube: Kube | None, *, dry_run: bool = False) -> Source:
@@ -110,7 +166,7 @@ def render_source(
 ) -> list[Obj]:
     """The exact objects a submission would create (nothing is created)."""
     check_mode(source, mode, opts)
-    source = resolve(source, kube, dry_run=True)
+    source = resolve(with_queue_option(source, opts), kube, dry_run=True)
     server = kube.api.configuration.host if kube is not None else None
     if source.template is not None:
         return source.template.objects
@@ -123,7 +179,7 @@ def render_source(
     if mode is Mode.KUBEFLOW:
         validate(source.app)
         return [labelled(render_kubeflow_cr(source.app), opts)]
-    return render_native(source.app, server, opts).objects
+    return render_native(queued_natively(source.app), server, opts).objects
 
 
 def submit_source(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Submitted:
@@ -131,7 +187,10 @@ def submit_source(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -
     a namespace that does not exist) keeps its own error and exit code, with what was rolled
     back; other part-way failures are a SubmissionError."""
     check_mode(source, mode, opts)
+    source = with_queue_option(source, opts)
     namespace = source.namespace or "default"
+    if mode is Mode.NATIVE and source.app is not None:
+        check_queue(kube, source.app, namespace)
     try:
         return _submit(kube, resolve(source, kube), mode, opts)
     except SubmissionError as exc:
@@ -180,7 +239,7 @@ def _submit(kube: Kube, source: Source, mode: Mode, opts: SubmitOptions) -> Subm
         return submit_operator(kube, source.app, opts)
     if mode is Mode.KUBEFLOW:
         return submit_kubeflow(kube, source.app, opts)
-    return submit_native(kube, source.app, opts)
+    return submit_native(kube, queued_natively(source.app), opts)
 
 
 def submit_kubeflow(kube: Kube, app: SparkApp, opts: SubmitOptions) -> Submitted:

@@ -51,7 +51,7 @@ def test_cert_secret_is_valid_for_the_service_name_and_loopback() -> None:
     assert cert.issuer == ca.subject
 
 
-def test_only_kueue_api_webhooks_are_registered_at_the_url(tmp_path: Path) -> None:
+def test_kueue_api_and_queued_pod_webhooks_are_registered_at_the_url(tmp_path: Path) -> None:
     def hook(name: str, group: str, path: str) -> dict[str, object]:
         return {
             "name": name,
@@ -63,7 +63,11 @@ def test_only_kueue_api_webhooks_are_registered_at_the_url(tmp_path: Path) -> No
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": "mutating-webhook-configuration"},
-        "webhooks": [hook("mjob", "batch", "/mutate-job"), hook("mwl", kueue.GROUP, "/mutate-wl")],
+        "webhooks": [
+            hook("mjob", "batch", "/mutate-job"),
+            hook("mwl", kueue.GROUP, "/mutate-wl"),
+            hook("mpod.kb.io", "", "/mutate--v1-pod"),
+        ],
     }
     manifests = tmp_path / "config" / "components" / "webhook" / "manifests.yaml"
     manifests.parent.mkdir(parents=True)
@@ -71,8 +75,15 @@ def test_only_kueue_api_webhooks_are_registered_at_the_url(tmp_path: Path) -> No
     (out,) = kueue.webhook_configurations(tmp_path, "https://127.0.0.1:9")
     assert out["metadata"] == {"name": "kueue-mutating-webhook-configuration"}
     assert [(h["name"], h["clientConfig"]) for h in out["webhooks"]] == [
-        ("mwl", {"url": "https://127.0.0.1:9/mutate-wl"})
+        ("mwl", {"url": "https://127.0.0.1:9/mutate-wl"}),
+        ("mpod.kb.io", {"url": "https://127.0.0.1:9/mutate--v1-pod"}),
     ]
+    pods = out["webhooks"][1]
+    # only pods naming a queue reach Kueue: a pod without the label is never blocked by it
+    assert pods["objectSelector"] == {
+        "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
+    }
+    assert "objectSelector" not in out["webhooks"][0]
 
 
 def test_a_quota_that_is_not_a_quantity_is_refused_naming_the_option() -> None:

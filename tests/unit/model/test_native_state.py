@@ -397,3 +397,58 @@ def test_not_ready_for_the_pods_own_reasons_is_not_a_lost_node() -> None:
     gates = {**NOT_READY, "reason": "ReadinessGatesNotReady"}
     state = classify_native(driver(conditions=[gates, CONTAINERS_READY]), [], [])
     assert (state.phase, state.reason) == (AppPhase.RUNNING, Reason.NONE)
+
+
+# --- Kueue's Pod integration (a native app naming a queue; docs/queues.md) -----------------
+
+
+def _gated(pod: dict[str, Any]) -> dict[str, Any]:
+    pod["spec"].pop("nodeName", None)
+    pod["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
+    pod["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team"
+    return pod
+
+
+def test_a_driver_kueue_holds_is_pending_admission_naming_its_queue() -> None:
+    pod = _gated(driver("Pending", state={"waiting": {"reason": "ContainerCreating"}}))
+    pod["status"].pop("containerStatuses", None)
+    pod["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}
+    ]
+    state = classify_native(pod, [], [])
+    assert (state.phase, state.reason) == (AppPhase.PENDING, Reason.ADMISSION_PENDING)
+    assert "LocalQueue 'team'" in state.message and f"workloads -n {NS}" in state.message
+    assert not is_finished(state)
+
+
+def test_a_driver_kueue_stopped_is_evicted_by_kueue() -> None:
+    when = t(3)
+    pod = driver(
+        conditions=[
+            {
+                "type": "TerminationTarget",
+                "status": "True",
+                "reason": "WorkloadEvictedDueToPreempted",
+                "message": "Preempted to accommodate a workload (UID: x) due to prioritization",
+                "lastTransitionTime": when,
+            }
+        ],
+        metadata={"deletionTimestamp": t(3, 30), "deletionGracePeriodSeconds": 30},
+    )
+    state = classify_native(pod, [], [])
+    assert (state.phase, state.reason) == (AppPhase.FAILED, Reason.EVICTED)
+    assert state.message.startswith("evicted by Kueue: Preempted to accommodate")
+    assert state.since == at(3)
+
+
+def test_a_driver_gone_after_kueue_stopped_it_is_evicted_by_kueue() -> None:
+    stopped = {
+        "reason": "Stopped",
+        "message": "Preempted to accommodate a workload",
+        "involvedObject": {"kind": "Pod", "name": DRIVER, "namespace": NS},
+        "source": {"component": "pod-kueue-controller"},
+        "lastTimestamp": t(4),
+    }
+    state = classify_native(None, [], [stopped], driver_name=DRIVER)
+    assert (state.phase, state.reason) == (AppPhase.FAILED, Reason.EVICTED)
+    assert state.message == "evicted by Kueue: Preempted to accommodate a workload"

@@ -27,6 +27,7 @@ from sparkplane.errors import Problem, ValidationError
 from sparkplane.render import RenderContext, render
 from sparkplane.spec import SparkApp, collect_problems, load_manifest
 from sparkplane.spec.conf import K8S, is_image_key, with_spark_version
+from sparkplane.spec.queue import without_pod_queue
 from sparkplane.vocab import (
     APACHE_API_VERSION,
     DRIVER_ROLE,
@@ -194,7 +195,7 @@ def build_attempt(
     number = attempt_of(cr.get("status")) if attempt is None else attempt
     ids = OperatorIds.for_attempt(name, namespace, str(meta.get("uid", "")), number)
     labels = operator_labels(operator_name, name)
-    app = load_app(cr, templates)
+    app = without_pod_queue(load_app(cr, templates))  # the CR's Workload queues it
     limits = limits or Limits()
     if problems := executor_problems(app.spec.spark_conf, limits):
         raise ValidationError(problems, subject=f"SparkApplication {name!r}")
