@@ -51,6 +51,7 @@ from sparkplane.model import session as model
 from sparkplane.model.apps import App
 from sparkplane.model.progress import SparkProgress
 from sparkplane.settings import Settings
+from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT, CONNECT_PORT_CONF, connect_jar
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
@@ -67,10 +68,6 @@ from sparkplane.vocab import (
 Obj = dict[str, Any]
 Progress = Callable[[str], None]
 
-CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-#: The server's jar in Spark's distribution (and the dev cluster's image), by Spark version.
-CONNECT_JAR = "local:///opt/spark/jars/spark-connect_2.13-{version}.jar"
-CONNECT_PORT = 15002
 TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 TOKEN_KEY = "token"
 UI_PORT = 4040
@@ -158,7 +155,7 @@ def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> li
         f"spark.kubernetes.driver.annotation.{SESSION_OWNER_KEY}": owner,
         f"spark.kubernetes.driver.annotation.{IDLE_TIMEOUT_KEY}": str(int(opts.idle_timeout)),
         f"spark.kubernetes.driver.annotation.{MAX_LIFETIME_KEY}": str(int(opts.max_lifetime)),
-        "spark.connect.grpc.binding.port": str(CONNECT_PORT),
+        CONNECT_PORT_CONF: str(CONNECT_PORT),
     }
     if opts.driver_cores:
         conf["spark.kubernetes.driver.request.cores"] = opts.driver_cores
@@ -171,7 +168,7 @@ def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> li
     argv += ["--driver-memory", opts.driver_memory, "--executor-memory", opts.executor_memory]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
-    return [*argv, CONNECT_JAR.format(version=opts.spark_version)]
+    return [*argv, connect_jar(opts.spark_version)]
 
 
 def token_secret(name: str, namespace: str, token: str, owner: str) -> Obj:
