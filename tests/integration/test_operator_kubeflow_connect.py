@@ -86,12 +86,11 @@ def _status(kube: Kube, namespace: str) -> dict[str, Any]:
     return dict((cr or {}).get("status") or {})
 
 
-def _states(kube: Kube, namespace: str, until: str, timeout: float) -> list[str]:
-    """Every ``status.state`` the SparkConnect had until ``until`` (a watch from its
-    creation sees each status write, however short; polling could miss one)."""
-    created = kube.get(KUBEFLOW_CONNECT_API_VERSION, SPARK_CONNECT, NAME, namespace)
-    version = created["metadata"]["resourceVersion"]
-    seen = [s] if (s := (created.get("status") or {}).get("state")) else []
+def _states(kube: Kube, namespace: str, version: str, until: str, timeout: float) -> list[str]:
+    """Every ``status.state`` the SparkConnect had until ``until``: a watch from its
+    creation's resourceVersion sees each status write, however short (polling could miss
+    one, and a read after the create could already be past the first)."""
+    seen: list[str] = []
     deadline = time.monotonic() + timeout
     while until not in seen and time.monotonic() < deadline:
         for event in kube.watch(
@@ -127,8 +126,8 @@ def test_a_tenants_sparkconnect_serves_reports_kubeflows_status_and_is_deleted_w
     kube: Kube, namespace: str, operator: Operator, tenant: Kube
 ) -> None:
     created = tenant.create(_connect(), namespace=namespace)
-    uid = created["metadata"]["uid"]
-    seen = _states(kube, namespace, "Ready", timeout=90)
+    uid, version = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
+    seen = _states(kube, namespace, version, "Ready", timeout=90)
     assert seen[0] == "NotReady" and set(seen) == {"NotReady", "Ready"}, seen
 
     # the server: Spark's Connect server, controlled by the SparkConnect, Kubeflow's names
