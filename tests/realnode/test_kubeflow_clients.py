@@ -38,6 +38,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,7 @@ print(json.dumps({"name": name, "status": done.status.value, "driver": done.driv
 SDK_CONNECT = """
 import json
 import sys
+import time
 
 from kubeflow.spark import Driver, KubernetesBackendConfig, SparkClient
 
@@ -141,6 +143,7 @@ def dev_cluster(conn, backend):
     conn.spec.spark_conf.pop("spark.jars", None)
 
 
+started = time.monotonic()
 client = SparkClient(KubernetesBackendConfig(namespace=namespace, config_file=kubeconfig))
 spark = client.connect(
     num_executors=1,
@@ -154,14 +157,17 @@ spark = client.connect(
     timeout=600,
     connect_timeout=300,
 )
+connected = time.monotonic() - started
 count = spark.range(10).count()
+counted = time.monotonic() - started
 version = spark.version
 (session,) = client.list_sessions()
 spark.stop()
 client.delete_session(session.name)
 print(json.dumps({"count": count, "version": version, "name": session.name,
                   "state": session.state.value, "pod": session.driver_pod_name,
-                  "service": session.service_name}))
+                  "service": session.service_name, "connected": connected,
+                  "counted": counted, "deleted": time.monotonic() - started}))
 """
 
 
@@ -310,8 +316,13 @@ def test_the_kubeflow_sdks_connect_gets_a_session_from_a_sparkconnect(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(sdk.pid, signal.SIGTERM)
+    ended = time.monotonic()
     assert sdk.returncode == 0, err[-4000:]
     got = json.loads(out.strip().splitlines()[-1])
+    print(
+        f"SDK connect: ready and connected {got['connected']:.0f} s, counted "
+        f"{got['counted']:.0f} s, deleted {got['deleted']:.0f} s"
+    )
     assert got["count"] == 10 and got["version"] == "4.0.1", got
     assert got["state"] == "Ready", got
     assert got["pod"] == f"{got['name']}-server" and got["service"] == got["pod"], got
@@ -324,3 +335,4 @@ def test_the_kubeflow_sdks_connect_gets_a_session_from_a_sparkconnect(
         timeout=180,
         what="the garbage collector removing the deleted SparkConnect's server and executors",
     )
+    print(f"gone {time.monotonic() - ended:.0f} s after the SDK's end")
