@@ -28,6 +28,9 @@ APACHE_API_VERSION = f"{APACHE_GROUP}/{APACHE_VERSION}"
 KUBEFLOW_GROUP = "sparkoperator.k8s.io"
 KUBEFLOW_VERSION = "v1beta2"
 KUBEFLOW_API_VERSION = f"{KUBEFLOW_GROUP}/{KUBEFLOW_VERSION}"
+#: Kubeflow's SparkConnect (a Spark Connect server) is served under v1alpha1.
+KUBEFLOW_CONNECT_VERSION = "v1alpha1"
+KUBEFLOW_CONNECT_API_VERSION = f"{KUBEFLOW_GROUP}/{KUBEFLOW_CONNECT_VERSION}"
 #: sparkplane's own group (its ScheduledSparkApplication for Apache's API, its label keys).
 SPARKPLANE_GROUP = "sparkplane.io"
 

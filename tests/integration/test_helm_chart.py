@@ -116,7 +116,7 @@ def test_lint_and_crds_keep_off(helm: Path) -> None:
     crds = [
         d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "CustomResourceDefinition"
     ]
-    assert len(crds) == 5  # + Kubeflow's two v1beta2: only api-approved.kubernetes.io
+    assert len(crds) == 6  # + Kubeflow's v1beta2 two and SparkConnect: api-approved only
     assert not any(
         set(c["metadata"].get("annotations") or {}) - {"api-approved.kubernetes.io"} for c in crds
     )

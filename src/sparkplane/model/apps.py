@@ -19,6 +19,8 @@ from sparkplane.vocab import (
     DRIVER_ROLE,
     KUBEFLOW_API_VERSION,
     ROLE_LABEL,
+    SPARK_APPLICATION,
+    SPARK_CONNECT,
 )
 
 Obj = dict[str, Any]
@@ -127,8 +129,10 @@ def driver_candidates(app_name: str) -> list[str]:
 
 
 def is_native_driver(pod: Obj) -> bool:
-    """A driver pod submitted natively: not owned by a SparkApplication custom resource."""
+    """A driver pod submitted natively: not owned by a custom resource the operator serves
+    (a SparkApplication, or a SparkConnect whose server it is)."""
     meta = pod.get("metadata", {})
     if meta.get("labels", {}).get(ROLE_LABEL) != DRIVER_ROLE:
         return False
-    return not any(ref.get("kind") == "SparkApplication" for ref in meta.get("ownerReferences", []))
+    refs = meta.get("ownerReferences", [])
+    return not any(ref.get("kind") in (SPARK_APPLICATION, SPARK_CONNECT) for ref in refs)

@@ -199,6 +199,14 @@ CLIENT = Policy(
             "kueue.x-k8s.io/queue-name) checks its LocalQueue exists before creating anything "
             "(docs/queues.md)",
         ),
+        rule(
+            KUBEFLOW,
+            "sparkconnects",
+            ("create", "get", "list", "watch", "delete"),
+            "operator mode: a Spark Connect server as Kubeflow's SparkConnect (its SDK's "
+            "SparkClient.connect creates, reads, lists and deletes them; `session list` "
+            "lists them)",
+        ),
     ),
     cluster=(
         rule(
@@ -299,6 +307,18 @@ OPERATOR = Policy(
             "sparkapplications/status",
             ("get", "update", "patch"),
             "write Kubeflow's applicationState, driverInfo and executorState into .status",
+        ),
+        rule(
+            KUBEFLOW,
+            "sparkconnects",
+            READ,
+            "watch Kubeflow's v1alpha1 SparkConnects it serves (when their CRD is installed)",
+        ),
+        rule(
+            KUBEFLOW,
+            "sparkconnects/status",
+            ("update",),
+            "write Kubeflow's SparkConnect state, conditions, server and executors into .status",
         ),
         rule(
             (SPARKPLANE, KUBEFLOW),

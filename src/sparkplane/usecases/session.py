@@ -22,6 +22,13 @@ port. From inside the cluster, the driver's headless Service answers on the same
 Idle timeout and maximum lifetime: see :mod:`sparkplane.model.session` for the clock; ``gc``
 (the clean-up CronJob, :mod:`sparkplane.usecases.gc`) ends sessions past either, so they end
 when no client runs.
+
+Operator mode: a Spark Connect server the operator runs is a session too (:func:`session_name`):
+a Kubeflow SparkConnect's server (label ``sparkoperator.k8s.io/connect-name``), or the driver
+of an Apache SparkApplication whose main class is Spark's Connect server, by the custom
+resource's name. ``list``/``get``/``attach`` find them like native ones; they have no token
+(Kubeflow's SparkConnect has no authentication: reach them through the port-forward or the
+cluster network only) and no idle timeout; ``delete`` deletes their custom resource.
 """
 
 from __future__ import annotations
@@ -53,10 +60,13 @@ from sparkplane.model import session as model
 from sparkplane.model.apps import App
 from sparkplane.model.progress import SparkProgress
 from sparkplane.settings import Settings
+from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT, CONNECT_PORT_CONF, connect_jar
+from sparkplane.spec.kubeflow_connect import CONNECT_NAME_LABEL
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
     DRIVER_CONTAINER,
+    DRIVER_SELECTOR,
     EXECUTOR_ROLE,
     IDLE_TIMEOUT_KEY,
     MAX_LIFETIME_KEY,
@@ -64,16 +74,15 @@ from sparkplane.vocab import (
     SESSION_LABEL,
     SESSION_OWNER_KEY,
     SESSION_QUOTA_KEY,
+    SPARK_APPLICATION,
+    SPARK_CONNECT,
+    controller_of,
     is_dns1123_label,
 )
 
 Obj = dict[str, Any]
 Progress = Callable[[str], None]
 
-CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-#: The server's jar in Spark's distribution (and the dev cluster's image), by Spark version.
-CONNECT_JAR = "local:///opt/spark/jars/spark-connect_2.13-{version}.jar"
-CONNECT_PORT = 15002
 TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 TOKEN_KEY = "token"
 UI_PORT = 4040
@@ -161,7 +170,7 @@ def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> li
         f"spark.kubernetes.driver.annotation.{SESSION_OWNER_KEY}": owner,
         f"spark.kubernetes.driver.annotation.{IDLE_TIMEOUT_KEY}": str(int(opts.idle_timeout)),
         f"spark.kubernetes.driver.annotation.{MAX_LIFETIME_KEY}": str(int(opts.max_lifetime)),
-        "spark.connect.grpc.binding.port": str(CONNECT_PORT),
+        CONNECT_PORT_CONF: str(CONNECT_PORT),
     }
     if opts.driver_cores:
         conf["spark.kubernetes.driver.request.cores"] = opts.driver_cores
@@ -174,7 +183,7 @@ def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> li
     argv += ["--driver-memory", opts.driver_memory, "--executor-memory", opts.executor_memory]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
-    return [*argv, CONNECT_JAR.format(version=opts.spark_version)]
+    return [*argv, connect_jar(opts.spark_version)]
 
 
 def token_secret(name: str, namespace: str, token: str, owner: str) -> Obj:
@@ -250,8 +259,8 @@ def check_limit(kube: Kube, namespace: str) -> None:
     cap = namespace_limit(kube, namespace)
     if cap is None:
         return
-    drivers = kube.list("v1", "Pod", namespace, label_selector=SESSION_LABEL)
-    running = sorted(p["metadata"]["labels"][SESSION_LABEL] for p in drivers if model.live(p))
+    # every session's server counts: native ones and the operator's (SparkConnect, Apache)
+    running = sorted({str(session_name(p)) for p in _sessions(kube, namespace) if model.live(p)})
     if len(running) >= cap.sessions:
         raise SessionLimitError(
             f"namespace {namespace} already runs {len(running)} of its {cap.sessions} Spark "
@@ -293,9 +302,41 @@ def over_limit(kube: Kube, drivers: list[Obj], ending: set[tuple[str, str]]) -> 
 
 
 # -- finding --------------------------------------------------------------------------------
+def _serves_connect(pod: Obj) -> bool:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return any(CONNECT_CLASS in (c.get("args") or []) for c in containers)
+
+
+def session_name(pod: Obj) -> str | None:
+    """The session driver ``pod`` serves, or None: a native session's (its label), a Kubeflow
+    SparkConnect's (its ``connect-name`` label), or that of the Apache SparkApplication whose
+    driver runs Spark's Connect server (the application's name)."""
+    labels = pod.get("metadata", {}).get("labels") or {}
+    for key in (SESSION_LABEL, CONNECT_NAME_LABEL):
+        if labels.get(key):
+            return str(labels[key])
+    owner = controller_of(pod)
+    if owner is not None and owner.get("kind") == SPARK_APPLICATION and _serves_connect(pod):
+        return str(owner.get("name"))
+    return None
+
+
+def _sessions(kube: Kube, namespace: str | None, name: str | None = None) -> list[Obj]:
+    """Live session drivers (of session ``name``), newest first (an operator's restarted
+    server leaves its earlier attempts' pods)."""
+    pods = kube.list("v1", "Pod", namespace, label_selector=DRIVER_SELECTOR)
+    found = [
+        p
+        for p in pods
+        if not p["metadata"].get("deletionTimestamp")
+        and (served := session_name(p)) is not None
+        and (name is None or served == name)
+    ]
+    return sorted(found, key=model.created_at, reverse=True)
+
+
 def _driver(kube: Kube, name: str, namespace: str) -> Obj | None:
-    pods = kube.list("v1", "Pod", namespace, label_selector=f"{SESSION_LABEL}={name}")
-    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    live = _sessions(kube, namespace, name)
     return live[0] if live else None
 
 
@@ -330,8 +371,11 @@ def info(kube: Kube, pod: Obj, *, idle: bool = True) -> SessionInfo:
     selector = f"{ROLE_LABEL}={EXECUTOR_ROLE},{APP_SELECTOR_LABEL}={app_id}"
     executors = kube.list("v1", "Pod", namespace, label_selector=selector)
     running = [e for e in executors if e.get("status", {}).get("phase") == "Running"]
+    name = session_name(pod) or meta["name"]
+    native = SESSION_LABEL in meta["labels"]
+    ui = f"sparkplane ui {meta['name'].removesuffix('-driver')} -n {namespace}"
     return SessionInfo(
-        name=meta["labels"][SESSION_LABEL],
+        name=name,
         namespace=namespace,
         pod=meta["name"],
         phase=pod.get("status", {}).get("phase", "Pending"),
@@ -341,14 +385,16 @@ def info(kube: Kube, pod: Obj, *, idle: bool = True) -> SessionInfo:
         idle_timeout=model.limit(pod, IDLE_TIMEOUT_KEY),
         max_lifetime=model.limit(pod, MAX_LIFETIME_KEY),
         executors=len(running),
-        ui=f"sparkplane ui {meta['name'].removesuffix('-driver')} -n {namespace}",
+        ui=ui if native else f"sparkplane session ui {name} -n {namespace}",
     )
 
 
 def list_sessions(kube: Kube, namespace: str | None) -> list[SessionInfo]:
-    """Every live session (all namespaces with ``None``)."""
-    pods = kube.list("v1", "Pod", namespace, label_selector=SESSION_LABEL)
-    return [info(kube, p) for p in pods if not p["metadata"].get("deletionTimestamp")]
+    """Every live session (all namespaces with ``None``), an operator's by its newest server."""
+    newest: dict[tuple[str, str | None], Obj] = {}
+    for pod in _sessions(kube, namespace):
+        newest.setdefault((pod["metadata"]["namespace"], session_name(pod)), pod)
+    return [info(kube, p) for p in newest.values()]
 
 
 def idle_for(kube: Kube, pod: Obj, now: datetime) -> timedelta | None:
@@ -618,7 +664,7 @@ def attach(
     user's saved copy, else read from its Secret where this identity may)."""
     pod = wait_running(kube, name, namespace, timeout=timeout, progress=progress)
     token = token or saved_token(settings, kube, namespace, name) or _secret_token(kube, pod)
-    if token is None:
+    if token is None and SESSION_LABEL in pod["metadata"]["labels"]:  # operator's: no token
         raise SessionError(
             f"no token for session {name}: it was created by "
             f"{(pod['metadata'].get('annotations') or {}).get(SESSION_OWNER_KEY, 'someone else')} "
@@ -647,9 +693,28 @@ def delete(kube: Kube, name: str, namespace: str, *, settings: Settings, wait: b
     from sparkplane.usecases.query import get_app
 
     pod = driver(kube, name, namespace)
+    owner = controller_of(pod)
+    if SESSION_LABEL not in pod["metadata"]["labels"] and owner is not None:
+        if owner.get("kind") not in (SPARK_APPLICATION, SPARK_CONNECT):
+            raise SessionError(f"session {name} is run by a {owner.get('kind')}: delete that")
+        ref = (str(owner["apiVersion"]), str(owner["kind"]), str(owner["name"]))
+        kube.delete(*ref, namespace, uid=str(owner["uid"]))
+        if wait:
+            _wait_gone(kube, pod, timeout=300.0)
+        return
     app: App = get_app(kube, pod["metadata"]["name"], namespace)
     kill(kube, app, wait=wait, settings=settings)
     _token_path(settings, kube, namespace, name).unlink(missing_ok=True)
+
+
+def _wait_gone(kube: Kube, pod: Obj, *, timeout: float) -> None:
+    """Until the garbage collector has removed ``pod`` (its custom resource deleted)."""
+    meta = pod["metadata"]
+    deadline = time.monotonic() + timeout
+    while kube.get_or_none("v1", "Pod", meta["name"], meta["namespace"]) is not None:
+        if time.monotonic() > deadline:
+            raise TimeoutExpired(f"pod {meta['name']} still there after {timeout:.0f}s")
+        time.sleep(1.0)
 
 
 # -- the creator's copy of the token --------------------------------------------------------

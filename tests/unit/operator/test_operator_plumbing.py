@@ -190,7 +190,7 @@ def test_cli_manifests_prints_crds_and_operator() -> None:
     assert result.exit_code == 0, result.output
     docs = [d for d in yaml.safe_load_all(result.output) if d]
     kinds = [d["kind"] for d in docs]
-    assert kinds.count("CustomResourceDefinition") == 5  # + Kubeflow's two v1beta2 kinds
+    assert kinds.count("CustomResourceDefinition") == 6  # + Kubeflow's v1beta2 kinds, SparkConnect
     assert "ClusterRole" in kinds and "Deployment" in kinds
 
 

@@ -29,7 +29,6 @@ from sparkplane.vocab import (
     POD_RUNNING,
     POD_SUCCEEDED,
     ROLE_LABEL,
-    SPARK_APPLICATION,
     owner_refs,
 )
 
@@ -172,8 +171,9 @@ def reported_status(pod: Obj) -> dict[str, Any]:
 
 
 def _controlled_by(pod: Obj, uid: str) -> bool:
-    """``pod`` is controlled by the SparkApplication ``uid`` (any pod when ``uid`` is empty)."""
-    return not uid or any(r.get("uid") == uid for r in owner_refs(pod, SPARK_APPLICATION))
+    """``pod`` is controlled by the custom resource ``uid`` (a SparkApplication, or the
+    SparkConnect it stands for; any pod when ``uid`` is empty)."""
+    return not uid or any(r.get("uid") == uid for r in owner_refs(pod))
 
 
 def driver_view(observed: Observed, app_id: str) -> DriverView:

@@ -8,7 +8,9 @@ status subresource and printer columns (``v1`` stored; ``v1beta1`` and the seed'
 served with the same schema, no conversion webhook needed), and sparkplane's own
 ScheduledSparkApplication (``sparkplane.io/v1alpha1``), and Kubeflow's SparkApplication and
 ScheduledSparkApplication
-(``sparkoperator.k8s.io/v1beta2``, Kubeflow's printer columns). The files under
+(``sparkoperator.k8s.io/v1beta2``, Kubeflow's printer columns), and Kubeflow's SparkConnect
+(``sparkoperator.k8s.io/v1alpha1``, its spec schema, status fields and printer columns). The
+files under
 ``deploy/crds/`` are written from here and a test checks they do not drift.
 Called by ``sparkplane operator install`` and the deploy generator. Pure.
 """
@@ -26,14 +28,17 @@ from sparkplane.operator.core.scheduled_spec import (
     ScheduledSparkApplicationSpec,
 )
 from sparkplane.spec.kubeflow import KubeflowSpec
+from sparkplane.spec.kubeflow_connect import SparkConnectSpec
 from sparkplane.spec.models import SparkApplicationSpec
 from sparkplane.vocab import (
     APACHE_GROUP,
     APACHE_VERSION,
+    KUBEFLOW_CONNECT_VERSION,
     KUBEFLOW_GROUP,
     KUBEFLOW_VERSION,
     SPARK_APPLICATION,
     SPARK_CLUSTER,
+    SPARK_CONNECT,
 )
 
 GROUP = APACHE_GROUP
@@ -231,18 +236,26 @@ def kubeflow_application_crd() -> Obj:
     return _kubeflow_crd(SPARK_APPLICATION, "sparkapplications", spec, columns)
 
 
-def _kubeflow_crd(kind: str, plural: str, spec: Obj, columns: list[Obj]) -> Obj:
-    """A CRD of Kubeflow's ``sparkoperator.k8s.io/v1beta2`` group: no short name (sparkplane's
-    kinds keep theirs), and the approval annotation."""
+def _kubeflow_crd(
+    kind: str,
+    plural: str,
+    spec: Obj,
+    columns: list[Obj],
+    *,
+    short: str | None = None,
+    version: str = KUBEFLOW_VERSION,
+) -> Obj:
+    """A CRD of Kubeflow's ``sparkoperator.k8s.io`` group (``v1beta2`` unless told): no short
+    name unless told (sparkplane's kinds keep theirs), and the approval annotation."""
     crd = _crd(
         kind,
         plural,
-        None,
+        short,
         spec,
         columns,
         group=KUBEFLOW_GROUP,
-        versions=(KUBEFLOW_VERSION,),
-        storage=KUBEFLOW_VERSION,
+        versions=(version,),
+        storage=version,
     )
     # the API server refuses a CRD of a *.k8s.io group without it (Kubeflow's carries a link)
     crd["metadata"]["annotations"] = {API_APPROVED: KUBEFLOW_APPROVAL}
@@ -266,6 +279,74 @@ def kubeflow_scheduled_crd() -> Obj:
     return _kubeflow_crd(sched.KIND, "scheduledsparkapplications", spec, columns)
 
 
+_TIME: Obj = {"type": "string", "format": "date-time"}
+#: Kubeflow's SparkConnectStatus (``status.sparkplane``, the state machine's, is kept too).
+CONNECT_STATUS: Obj = {
+    "type": "object",
+    "x-kubernetes-preserve-unknown-fields": True,
+    "properties": {
+        "state": {"type": "string"},
+        "conditions": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["type"],
+            "items": {
+                "type": "object",
+                "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+                "properties": {
+                    "type": {"type": "string"},
+                    "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                    "reason": {"type": "string"},
+                    "message": {"type": "string"},
+                    "lastTransitionTime": _TIME,
+                    "observedGeneration": {"type": "integer", "format": "int64"},
+                },
+            },
+        },
+        "server": {
+            "type": "object",
+            "properties": {
+                "podName": {"type": "string"},
+                "podIp": {"type": "string"},
+                "serviceName": {"type": "string"},
+            },
+        },
+        "executors": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "restartAttempts": {"type": "integer", "format": "int32"},
+        "lastRestartTime": _TIME,
+        "observedGeneration": {"type": "integer", "format": "int64"},
+        "startTime": _TIME,
+        "lastUpdateTime": _TIME,
+    },
+}
+
+
+def kubeflow_connect_crd() -> Obj:
+    """Kubeflow's ``sparkoperator.k8s.io/v1alpha1`` SparkConnect: its spec (pod templates and
+    the server's Service kept whole), its status fields and printer columns, its short name."""
+    columns: list[Obj] = [
+        _AGE,
+        {"name": "Status", "type": "string", "jsonPath": ".status.state"},
+        {"name": "PodName", "type": "string", "jsonPath": ".status.server.podName"},
+    ]
+    spec = spec_schema(SparkConnectSpec, required=("executor", "server", "sparkVersion"))
+    crd = _kubeflow_crd(
+        SPARK_CONNECT,
+        "sparkconnects",
+        spec,
+        columns,
+        short="sparkconn",
+        version=KUBEFLOW_CONNECT_VERSION,
+    )
+    version = crd["spec"]["versions"][0]
+    version["schema"]["openAPIV3Schema"]["properties"]["status"] = CONNECT_STATUS
+    version["schema"]["openAPIV3Schema"]["description"] = (
+        "SparkConnect (a Spark Connect server) of Kubeflow's Spark operator API, served by "
+        "sparkplane's operator (docs/sessions.md)."
+    )
+    return crd
+
+
 def crds() -> list[Obj]:
     return [
         application_crd(),
@@ -273,4 +354,5 @@ def crds() -> list[Obj]:
         scheduled_crd(),
         kubeflow_application_crd(),
         kubeflow_scheduled_crd(),
+        kubeflow_connect_crd(),
     ]

@@ -34,7 +34,7 @@ from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.kinds.adapter import Key, Watch, queue_kind
 from sparkplane.operator.kinds.kueue_io import WorkloadIndex
-from sparkplane.operator.kinds.pod_index import PodIndex
+from sparkplane.operator.kinds.pod_index import OWNER_KINDS, PodIndex
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.vocab import APACHE_API_VERSION, KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD
 
@@ -46,9 +46,9 @@ TOMBSTONE_SECONDS = 600.0
 NO_TEMPLATE_FILES = TemplateDirLoader(None)  # reads no local file (see operator.podtemplates)
 
 
-def _owner_uids(pod: Obj, kind: str) -> set[str]:
+def _owner_uids(pod: Obj) -> set[str]:
     refs = (pod.get("metadata") or {}).get("ownerReferences") or []
-    return {str(r.get("uid")) for r in refs if r.get("kind") == kind and r.get("uid")}
+    return {str(r.get("uid")) for r in refs if r.get("kind") in OWNER_KINDS and r.get("uid")}
 
 
 class AppAdapter:
@@ -92,14 +92,15 @@ class AppAdapter:
 
     # -- the pod index (by the application's uid: :mod:`.pod_index`) -------------------------
     def _on_pod(self, event: str, pod: Obj) -> Iterable[Key]:
-        """The application to wake, under the queue kind of its API group (Apache's or
-        Kubeflow's SparkApplication: one pod index serves both, keyed by uid)."""
+        """The application to wake, under the queue kind of its API group and kind (Apache's
+        or Kubeflow's SparkApplication, Kubeflow's SparkConnect: one pod index serves them
+        all, keyed by uid)."""
         with self._lock:
             ref = self._index.update_versioned(event, pod, time.monotonic())
         if ref is None:
             return ()
-        version, namespace, name = ref
-        return ((queue_kind(version, APP), namespace, name),)
+        version, kind, namespace, name = ref
+        return ((queue_kind(version, kind), namespace, name),)
 
     def driver_pods(self) -> list[Obj]:
         """Every live pod a SparkApplication controls (for the sweeper)."""
@@ -143,7 +144,7 @@ class AppAdapter:
             namespace = str(cr["metadata"]["namespace"])
             pod = self.kube.get_or_none("v1", "Pod", decision.check_driver, namespace)
             uid = str(cr["metadata"].get("uid") or "")
-            if pod is not None and uid and uid not in _owner_uids(pod, APP):
+            if pod is not None and uid and uid not in _owner_uids(pod):
                 pod = None  # a predecessor's driver of the same name: not this resource's
             pods = (*observed.pods, pod) if pod else observed.pods
             observed = replace(observed, pods=pods, driver_absent=pod is None)

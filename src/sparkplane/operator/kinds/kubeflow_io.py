@@ -56,23 +56,30 @@ def served(kube: Kube) -> bool:
     return True
 
 
-def _reowned(obj: Obj, uid: str) -> Obj:
+def _reowned(obj: Obj, uid: str, api_version: str, kind: str) -> Obj:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
     if not any(r.get("uid") == uid for r in refs):
         return obj
-    fixed = [{**r, "apiVersion": KUBEFLOW_API_VERSION} if r.get("uid") == uid else r for r in refs]
+    mine = {"apiVersion": api_version, "kind": kind}
+    fixed = [{**r, **mine} if r.get("uid") == uid else r for r in refs]
     return {**obj, "metadata": {**obj["metadata"], "ownerReferences": fixed}}
 
 
-def retarget(actions: Sequence[Action], uid: str) -> tuple[Action, ...]:
-    """``actions`` with the Apache resource replaced by the v1beta2 one (owner, TTL delete)."""
+def retarget(
+    actions: Sequence[Action],
+    uid: str,
+    api_version: str = KUBEFLOW_API_VERSION,
+    kind: str = SPARK_APPLICATION,
+) -> tuple[Action, ...]:
+    """``actions`` with the Apache resource replaced by resource ``uid`` of ``api_version`` and
+    ``kind`` (the v1beta2 SparkApplication, or a SparkConnect): owner, TTL delete."""
     out: list[Action] = []
     for action in actions:
         if isinstance(action, CreateResources):
-            objects = tuple(_reowned(o, uid) for o in action.objects)
+            objects = tuple(_reowned(o, uid, api_version, kind) for o in action.objects)
             out.append(replace(action, objects=objects))
         elif isinstance(action, DeleteCustomResource):
-            out.append(replace(action, api_version=KUBEFLOW_API_VERSION))
+            out.append(replace(action, api_version=api_version, kind=kind))
         else:
             out.append(action)
     return tuple(out)

@@ -1,5 +1,9 @@
 """The pods of each SparkApplication, keyed by the application's uid, never by its name.
 
+A Kubeflow SparkConnect runs as a SparkApplication does (its server is a driver the operator
+creates): :data:`OWNER_KINDS` are the kinds whose pods are indexed, and each application is
+remembered with its apiVersion and kind (what the work queue needs to wake the right one).
+
 Owns :class:`PodIndex`: the live pods a SparkApplication controls (its drivers), the pods those
 drivers control (their executors: Spark gives every executor an ownerReference to its driver
 pod), and the *tombstones* of deleted drivers (their last state, so an evicted driver that
@@ -18,10 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, owner_refs
+from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, SPARK_CONNECT, owner_refs
 
 Obj = dict[str, Any]
 AppRef = tuple[str, str]  # (namespace, name) of a SparkApplication: what the queue holds
+#: The kinds whose drivers the operator creates (a SparkConnect's server is one).
+OWNER_KINDS = (SPARK_APPLICATION, SPARK_CONNECT)
 
 
 def _meta(pod: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -36,6 +42,11 @@ def owner(pod: Mapping[str, Any], kind: str) -> tuple[str, str] | None:
     return None
 
 
+def app_owner(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``pod``'s first ownerReference (with a uid) of one of :data:`OWNER_KINDS`."""
+    return next((r for r in owner_refs(pod) if r.get("kind") in OWNER_KINDS and r.get("uid")), None)
+
+
 @dataclass
 class PodIndex:
     """Pods by owning application uid; see the module docstring."""
@@ -46,21 +57,25 @@ class PodIndex:
     _graves: dict[str, dict[str, tuple[float, Obj]]] = field(default_factory=dict)  # app uid
     _app_of_driver: dict[str, str] = field(default_factory=dict)  # driver uid -> app uid
     _refs: dict[str, AppRef] = field(default_factory=dict)  # app uid -> (namespace, name)
-    _versions: dict[str, str] = field(default_factory=dict)  # app uid -> its apiVersion
+    _versions: dict[str, tuple[str, str]] = field(default_factory=dict)  # app uid -> (v, kind)
 
     def update(self, event: str, pod: Obj, now: float) -> AppRef | None:
         """Take one informer event; returns the application to reconcile (None: not one of
         an application's pods, or an executor whose driver is not indexed yet)."""
         found = self.update_versioned(event, pod, now)
-        return None if found is None else (found[1], found[2])
+        return None if found is None else (found[2], found[3])
 
-    def update_versioned(self, event: str, pod: Obj, now: float) -> tuple[str, str, str] | None:
-        """:meth:`update`, with the application's apiVersion first (a ``spark.apache.org``
-        and a ``sparkoperator.k8s.io`` SparkApplication are different resources)."""
+    def update_versioned(
+        self, event: str, pod: Obj, now: float
+    ) -> tuple[str, str, str, str] | None:
+        """:meth:`update`, with the application's apiVersion and kind first (a
+        ``spark.apache.org`` and a ``sparkoperator.k8s.io`` SparkApplication are different
+        resources, and a SparkConnect another)."""
         app_uid = self._update(event, pod, now)
         if app_uid is None or app_uid not in self._refs:
             return None
-        return (self._versions.get(app_uid, ""), *self._refs[app_uid])
+        version, kind = self._versions.get(app_uid, ("", SPARK_APPLICATION))
+        return (version, kind, *self._refs[app_uid])
 
     def _update(self, event: str, pod: Obj, now: float) -> str | None:
         meta = _meta(pod)
@@ -68,15 +83,11 @@ class PodIndex:
         if not pod_uid:
             return None
         deleted = event == "DELETED"
-        app = owner(pod, SPARK_APPLICATION)
+        app = app_owner(pod)
         if app is not None:
-            app_uid, app_name = app
+            app_uid, app_name = str(app["uid"]), str(app.get("name") or "")
             self._refs[app_uid] = (str(meta.get("namespace") or ""), app_name)
-            version = next(
-                (str(r.get("apiVersion") or "") for r in owner_refs(pod, SPARK_APPLICATION)),
-                "",
-            )
-            self._versions[app_uid] = version
+            self._versions[app_uid] = (str(app.get("apiVersion") or ""), str(app["kind"]))
             self._app_of_driver[pod_uid] = app_uid
             _put(self._drivers, app_uid, pod_uid, None if deleted else pod)
             driver = (meta.get("labels") or {}).get(ROLE_LABEL) == DRIVER_ROLE

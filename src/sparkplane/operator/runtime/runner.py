@@ -33,9 +33,10 @@ from sparkplane.kube.informer import Informer
 from sparkplane.operator.core.decision import Transition
 from sparkplane.operator.core.scheduled_spec import SCHEDULE_KINDS
 from sparkplane.operator.core.settings import OperatorSettings
-from sparkplane.operator.kinds import kubeflow_io, kueue_io, scheduled_io
+from sparkplane.operator.kinds import connect_io, kubeflow_io, kueue_io, scheduled_io
 from sparkplane.operator.kinds.app_adapter import AppAdapter
 from sparkplane.operator.kinds.cluster_io import ClusterAdapter
+from sparkplane.operator.kinds.connect_io import ConnectAdapter
 from sparkplane.operator.kinds.kubeflow_io import KubeflowAdapter
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.operator.kinds.scheduled_io import ScheduleAdapter
@@ -107,6 +108,8 @@ class Operator:
                 self.adapters[adapter.queue] = adapter
         if kubeflow_io.served(kube):  # Kubeflow's v1beta2 API, when its CRD is installed
             self.adapters[kubeflow_io.KUBEFLOW_APP] = KubeflowAdapter(self.app_adapter)
+        if connect_io.served(kube):  # Kubeflow's v1alpha1 SparkConnect (a Connect server)
+            self.adapters[connect_io.CONNECT] = ConnectAdapter(self.app_adapter)
         self.namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
         self.resources: dict[str, list[Informer]] = {kind: [] for kind in self.adapters}
         self.secondary: list[tuple[Informer, loop.Watch]] = []
