@@ -45,8 +45,10 @@ slot-seconds 287 vs 1388; triggerer CPU while the 20 wait 1.9% vs 14.7% of a cor
 (p95 5.8) vs 28.3 s (p95 30.8); dispatch 51 s vs 187 s, phase wall 112 s vs 270 s. sparkplane
 alone at N=3: 4 connections, 2.6% of a core. N=40: triggerer CPU 3.1% vs 24.5%, API server
 requests/s - vs 20.5 (19.6 GET pods: N/2), slot-seconds 557 vs 2709, driver end -> trigger
-event p50 0.9 s vs 2.0 s (docs/airflow.md has both sizes). N=200 was not run (dispatching
-200 cncf tasks through 8 slots takes ~30 min on this machine); see docs/airflow.md.
+event p50 0.9 s vs 2.0 s. N=200 (4853 s, load 13): triggerer CPU-seconds 188 vs 647, worker
+CPU-seconds 551 vs 2824, slot-seconds 7047 vs 26472 (cncf: 143 of 200 tasks done in its hour),
+triggerer connections 26 vs 194, driver end -> trigger event p50 1.6 s vs 17.7 s (max 28 vs
+646). docs/airflow.md has all three sizes and what N=200 showed.
 
 Without ``--kubeconfig`` it brings up the KWOK dev cluster of ``SPARKPLANE_STATE_DIR`` /
 ``SPARKPLANE_DEV_PORT_BASE`` (sparkplane's defaults otherwise). ``--only sparkplane|cncf`` runs

@@ -43,7 +43,7 @@ from typing import Any
 
 from sparkplane import SparkPlane
 from sparkplane.kube import Kube
-from sparkplane.usecases.session import CONNECT_CLASS, CONNECT_JAR, CONNECT_PORT
+from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT, connect_jar
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
 
 SIZE = {
@@ -119,7 +119,7 @@ def by_hand(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
             f"spark.kubernetes.authenticate.driver.serviceAccountName={args.service_account}",
         ),
         *("--conf", f"spark.connect.grpc.binding.port={CONNECT_PORT}"),
-        CONNECT_JAR.format(version=SPARK_VERSION),
+        connect_jar(SPARK_VERSION),
     ]
     submitted = subprocess.run(
         [sys.executable, "-m", "sparkplane.cli", "submit", *argv],
@@ -138,24 +138,23 @@ def by_hand(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.5)
         marks["running"] = time.monotonic() - start
         kubectl = shutil.which("kubectl") or "kubectl"
-        forward = subprocess.Popen(
-            [
-                kubectl,
-                "--kubeconfig",
-                args.kubeconfig,
-                "-n",
-                sp.namespace,
-                "port-forward",
-                f"pod/{pod}",
-                f":{CONNECT_PORT}",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert forward.stdout is not None
-        port = int(re.search(r"127\.0\.0\.1:(\d+)", forward.stdout.readline()).group(1))  # type: ignore[union-attr]
+        command = [kubectl, "--kubeconfig", args.kubeconfig, "-n", sp.namespace, "port-forward"]
+        command += [f"pod/{pod}", f":{CONNECT_PORT}"]
         while True:  # as a user does: try until the server answers
+            if forward is None or forward.poll() is not None:
+                # kubectl's port-forward exits when the pod refuses a connection (the server
+                # not yet listening): start it again, as a user reruns the command
+                forward = subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                )
+                assert forward.stdout is not None
+                said = forward.stdout.readline()
+                found = re.search(r"127\.0\.0\.1:(\d+)", said)
+                if found is None:
+                    time.sleep(1)
+                    continue
+                port = int(found.group(1))
+                marks["port-forwards"] = marks.get("port-forwards", 0) + 1
             try:
                 spark = SparkSession.builder.remote(f"sc://localhost:{port}").create()
                 assert spark.range(1000).count() == 1000
