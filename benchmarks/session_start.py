@@ -14,7 +14,9 @@ goes first, ``--runs`` times (default 2):
   spark-connect_2.13-4.0.1.jar`` (no token: Spark's authentication off), ``kubectl
   port-forward`` to the driver's port 15002, then ``SparkSession.builder.remote(...)`` retried
   until the server answers (what a user does: try until it works), the same query;
-  ``sparkplane kill`` after.
+  ``sparkplane kill`` after. Connecting before the server listens makes kubectl's forward
+  exit and pyspark retry for minutes, so it waits for the driver log's "Spark Connect server
+  started" first, as a user watching ``kubectl logs -f`` does.
 
 Per run: to the driver Running, to the first result, and the idle session's memory after the
 first query (``--idle`` seconds later, default 20): its driver's and executor's containers'
@@ -23,6 +25,10 @@ kubeconfig needs an admin's rights for that line; it prints "unavailable" otherw
 printed; asserts nothing.
 
     .venv/bin/python benchmarks/session_start.py --kubeconfig /tmp/sp/kubeconfig -n spark-jobs
+
+Measured 2026-11-28 beside a CI run (load 10-12, 2 cores), medians of 2: to the driver Running
+2.6 s vs 4.6 s, to the first result 121 s vs 133 s (by hand, the server listened at 83-112 s);
+an idle session: driver 400-421 MiB, executor 266-274 MiB, either way (docs/sessions.md).
 
 Not measured here: the Kubeflow SDK's ``connect()`` (it needs Kubeflow's SparkConnect served by
 an operator; see docs/sessions.md).
@@ -137,6 +143,14 @@ def by_hand(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
         ) != "Running":
             time.sleep(0.5)
         marks["running"] = time.monotonic() - start
+        # as a user does: watch the driver's log until the server says it listens (connecting
+        # before that makes kubectl's port-forward exit, and pyspark then retries for minutes)
+        while not any(
+            "Spark Connect server started" in line
+            for line in sp.kube.logs(pod, sp.namespace, tail_lines=200)
+        ):
+            time.sleep(1)
+        marks["serving"] = time.monotonic() - start
         kubectl = shutil.which("kubectl") or "kubectl"
         command = [kubectl, "--kubeconfig", args.kubeconfig, "-n", sp.namespace, "port-forward"]
         command += [f"pod/{pod}", f":{CONNECT_PORT}"]
@@ -156,7 +170,9 @@ def by_hand(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
                 port = int(found.group(1))
                 marks["port-forwards"] = marks.get("port-forwards", 0) + 1
             try:
-                spark = SparkSession.builder.remote(f"sc://localhost:{port}").create()
+                # 127.0.0.1: with "localhost" the gRPC client tried kubectl's [::1] listener
+                # first and hung there (seen here with kubectl 1.32)
+                spark = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
                 assert spark.range(1000).count() == 1000
                 break
             except AssertionError:
