@@ -128,6 +128,17 @@ class Kube:
         """Resolve ``apiVersion``/``kind`` through discovery."""
         return self.discovery.resolve(api_version, kind)
 
+    def serves(self, api_version: str, kind: str) -> bool:
+        """Whether the API server serves ``apiVersion``/``kind`` (False: discovery answers 404,
+        e.g. its CRD is not installed); any other error is raised."""
+        try:
+            self.resource(api_version, kind)
+        except KubeError as exc:
+            if exc.code != 404:
+                raise
+            return False
+        return True
+
     # -- objects --------------------------------------------------------------------------
     def create(
         self, obj: dict[str, Any], namespace: str | None = None, *, dry_run: bool = False

@@ -88,9 +88,9 @@ def connect_status(
     if not internal:
         return dict(before)
     meta = cr.get("metadata") or {}
-    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    name = str(meta.get("name") or "")
     attempt = attempt_of(internal)
-    app_id = OperatorIds.for_attempt(name, namespace, str(meta.get("uid") or ""), attempt).app_id
+    app_id = OperatorIds.of(cr, attempt).app_id
     mine = [p for p in pods if _labels(p).get(APP_SELECTOR_LABEL) == app_id]
     server = next((p for p in mine if _labels(p).get(ROLE_LABEL) == DRIVER_ROLE), None)
     executors: dict[str, int] = {}

@@ -193,7 +193,7 @@ def build_attempt(
     meta = cr["metadata"]
     name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")
     number = attempt_of(cr.get("status")) if attempt is None else attempt
-    ids = OperatorIds.for_attempt(name, namespace, str(meta.get("uid", "")), number)
+    ids = OperatorIds.of(cr, number)
     labels = operator_labels(operator_name, name)
     app = without_pod_queue(load_app(cr, templates))  # the CR's Workload queues it
     limits = limits or Limits()

@@ -153,9 +153,9 @@ def kubeflow_status(
     if not internal:
         return dict(before)
     meta = cr.get("metadata") or {}
-    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
+    namespace = str(meta.get("namespace") or "default")
     attempt = attempt_of(internal)
-    ids = OperatorIds.for_attempt(name, namespace, str(meta.get("uid") or ""), attempt)
+    ids = OperatorIds.of(cr, attempt)
     state, message, ended = outcome(internal)
     current = st.current_summary(internal)
     state = suspend_state(cr, state, current if isinstance(current, A) else None)

@@ -86,6 +86,15 @@ class OperatorIds(AppIds):
             prefix=prefix,
         )
 
+    @classmethod
+    def of(cls, cr: Mapping[str, Any], attempt: int) -> OperatorIds:
+        """:meth:`for_attempt` of custom resource ``cr`` (its name, namespace and uid)."""
+        meta = cr.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "default")
+        return cls.for_attempt(
+            str(meta.get("name") or ""), namespace, str(meta.get("uid") or ""), attempt
+        )
+
     @property
     def resource_prefix(self) -> str:
         return self.prefix

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sparkplane.errors import KubeError, ValidationError
+from sparkplane.errors import ValidationError
 from sparkplane.kube import Kube
 from sparkplane.operator.core.connect_status import (
     CONDITION,
@@ -47,14 +47,10 @@ CONNECT = queue_kind(KUBEFLOW_CONNECT_API_VERSION, SPARK_CONNECT)
 
 def served(kube: Kube) -> bool:
     """Whether the API server serves v1alpha1 SparkConnects (False: not installed)."""
-    try:
-        kube.resource(KUBEFLOW_CONNECT_API_VERSION, SPARK_CONNECT)
-    except KubeError as exc:
-        if exc.code != 404:
-            raise
-        log.info("%s SparkConnect is not served", KUBEFLOW_CONNECT_API_VERSION)
-        return False
-    return True
+    if kube.serves(KUBEFLOW_CONNECT_API_VERSION, SPARK_CONNECT):
+        return True
+    log.info("%s SparkConnect is not served", KUBEFLOW_CONNECT_API_VERSION)
+    return False
 
 
 def refused_status(cr: Obj, message: str, now: str) -> Obj:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from sparkplane.errors import KubeError, ValidationError
+from sparkplane.errors import ValidationError
 from sparkplane.kube import Kube
 from sparkplane.operator.core.decision import (
     Action,
@@ -46,14 +46,10 @@ KUBEFLOW_APP = queue_kind(KUBEFLOW_API_VERSION, SPARK_APPLICATION)
 
 def served(kube: Kube) -> bool:
     """Whether the API server serves v1beta2 SparkApplications (False: not installed)."""
-    try:
-        kube.resource(KUBEFLOW_API_VERSION, SPARK_APPLICATION)
-    except KubeError as exc:
-        if exc.code != 404:
-            raise
-        log.info("%s SparkApplication is not served: Kubeflow's API is off", KUBEFLOW_API_VERSION)
-        return False
-    return True
+    if kube.serves(KUBEFLOW_API_VERSION, SPARK_APPLICATION):
+        return True
+    log.info("%s SparkApplication is not served: Kubeflow's API is off", KUBEFLOW_API_VERSION)
+    return False
 
 
 def _reowned(obj: Obj, uid: str, api_version: str, kind: str) -> Obj:

@@ -17,7 +17,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.vocab import KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD, owner_refs
 
@@ -27,14 +26,10 @@ Obj = dict[str, Any]
 
 def served(kube: Kube) -> bool:
     """Whether the API server serves Kueue's Workloads (False: Kueue is not installed)."""
-    try:
-        kube.resource(KUEUE_API_VERSION, WORKLOAD)
-    except KubeError as exc:
-        if exc.code != 404:
-            raise
-        log.info("%s %s is not served: queued apps fail", KUEUE_API_VERSION, WORKLOAD)
-        return False
-    return True
+    if kube.serves(KUEUE_API_VERSION, WORKLOAD):
+        return True
+    log.info("%s %s is not served: queued apps fail", KUEUE_API_VERSION, WORKLOAD)
+    return False
 
 
 @dataclass

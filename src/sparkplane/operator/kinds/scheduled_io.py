@@ -19,7 +19,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.operator.core.decision import CreateResources, Decision
 from sparkplane.operator.core.scheduled import Run, decide_schedule
@@ -40,18 +39,14 @@ Obj = dict[str, Any]
 def served(kube: Kube, kind: ScheduleKind = APACHE_SCHEDULE) -> bool:
     """Whether the API server serves the kind under ``kind``'s API (False, with a warning,
     for older CRDs)."""
-    try:
-        kube.resource(kind.api_version, KIND)
-    except KubeError as exc:
-        if exc.code != 404:
-            raise
-        log.warning(
-            "%s %s is not served (run `sparkplane operator install`): no schedules of that API",
-            kind.api_version,
-            KIND,
-        )
-        return False
-    return True
+    if kube.serves(kind.api_version, KIND):
+        return True
+    log.warning(
+        "%s %s is not served (run `sparkplane operator install`): no schedules of that API",
+        kind.api_version,
+        KIND,
+    )
+    return False
 
 
 def runs_of(schedule: Obj, apps: Iterable[Obj], kind: ScheduleKind = APACHE_SCHEDULE) -> list[Run]:
