@@ -47,6 +47,10 @@ LOCAL_QUEUE = "LocalQueue"
 KUEUE_ADMISSION_GATE = f"{KUEUE_GROUP}/admission"
 KUEUE_MANAGED_LABEL = f"{KUEUE_GROUP}/managed"
 KUEUE_SUSPENDING_PARENT = f"{KUEUE_GROUP}/pod-suspending-parent"
+#: The scheduling gate an operator-run queued app's executors are created with; the operator
+#: removes it from as many as Kueue admitted, so an app that asks for more at run time gets no
+#: more than its quota (sparkplane's; operator/core/workload.py).
+QUOTA_GATE = "sparkplane.io/kueue-quota"
 
 SPARK_APPLICATION = "SparkApplication"
 SPARK_CLUSTER = "SparkCluster"
@@ -64,6 +68,8 @@ APP_SELECTOR_LABEL = "spark-app-selector"
 ROLE_LABEL = "spark-role"
 DRIVER_ROLE = "driver"
 EXECUTOR_ROLE = "executor"
+#: An executor's ID (1, 2, ... in the order its driver asked for it).
+EXEC_ID_LABEL = "spark-exec-id"
 DRIVER_SELECTOR = f"{ROLE_LABEL}={DRIVER_ROLE}"
 EXECUTOR_SELECTOR = f"{ROLE_LABEL}={EXECUTOR_ROLE}"
 #: The sanitised ``spark.app.name``.

@@ -224,11 +224,16 @@ class CrashingOperator(Operator):
         if self.point == "after_commit" and state == REQUESTED:
             self._die()
 
-    def publish(self, written: dict[str, Any], transitions: Iterable[Transition]) -> None:
+    def publish(
+        self,
+        written: dict[str, Any],
+        transitions: Iterable[Transition],
+        notices: Iterable[tuple[str, str, bool]] = (),
+    ) -> None:
         transitions = tuple(transitions)
         if self.point == "after_actions" and any(t.dst == REQUESTED for t in transitions):
             self._die()
-        super().publish(written, transitions)
+        super().publish(written, transitions, notices)
 
     def _die(self) -> None:
         self.crashed.set()

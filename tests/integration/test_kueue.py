@@ -29,7 +29,13 @@ from sparkplane.kube import Kube, connect
 from sparkplane.operator.core import workload as wl
 from sparkplane.operator.core.driver import build_attempt, owner_ref
 from sparkplane.operator.deploy.install import install_crds
-from sparkplane.vocab import KUBEFLOW_API_VERSION, KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
+from sparkplane.vocab import (
+    KUBEFLOW_API_VERSION,
+    KUEUE_API_VERSION,
+    QUEUE_NAME_LABEL,
+    QUOTA_GATE,
+    WORKLOAD,
+)
 from sparkplane_devcluster.cluster import default_cache_dir
 from tests.integration.helpers import delete_namespace, wait_for
 from tests.integration.operator_helpers import (
@@ -494,6 +500,80 @@ def test_a_queued_kubeflow_app_waits_for_quota_then_runs(
             timeout=60,
             what="kfpi RUNNING",
         )
+
+
+def _quota_gated(pod: dict[str, Any]) -> bool:
+    return any(
+        g.get("name") == QUOTA_GATE for g in pod.get("spec", {}).get("schedulingGates") or []
+    )
+
+
+@pytest.mark.timeout(300)
+def test_an_app_asking_more_executors_at_run_time_gets_no_more_than_admitted(
+    kube: Kube, namespace: str, queues: Callable[..., None], tenant: Path
+) -> None:
+    """Kueue admitted 2 executors; the app's own code asks for 4 (the simulator's knob, as
+    ``SparkSession.builder.config("spark.executor.instances", 4)`` would): 2 run, 2 wait behind
+    the operator's gate; one that bypasses the gate is removed; a freed slot releases one."""
+    queues("grow", _cluster_queue(f"g-{uuid.uuid4().hex[:6]}", "8"))
+    install_crds(kube)
+    as_tenant = Kube(connect(kubeconfig=tenant))
+    app = _sim(_app("grow", "grow", cpu="250m", executors=2), executors="4", **{"run-for": "600s"})
+
+    def executors() -> list[dict[str, Any]]:
+        found = pods(kube, namespace, "spark-role=executor")
+        return [p for p in found if not p["metadata"].get("deletionTimestamp")]
+
+    def split() -> tuple[list[str], list[str]]:
+        found = executors()
+        running = sorted(
+            p["metadata"]["name"]
+            for p in found
+            if not _quota_gated(p) and p.get("status", {}).get("phase") == "Running"
+        )
+        return running, sorted(p["metadata"]["name"] for p in found if _quota_gated(p))
+
+    with running_operator(kube, namespace):
+        as_tenant.create(app, namespace)
+        wait_state(kube, namespace, "grow", *RUNNING, timeout=90)
+        running, held = wait_for(
+            lambda: (found := split()) and len(found[0]) == len(found[1]) == 2 and found,
+            timeout=60,
+            what="2 executors running and 2 held at the gate",
+        )
+        assert all(
+            p.get("status", {}).get("phase") == "Pending" for p in executors() if _quota_gated(p)
+        )
+        wait_for(
+            lambda: "KueueQuotaHeld" in _events(kube, namespace, "grow"),
+            timeout=30,
+            what="the KueueQuotaHeld Event",
+        )
+        # a driver may update the pods it owns: one removes the gate itself (here the test,
+        # as admin, does what such a driver would) — the operator removes that executor
+        bypass = held[0]
+        kube.patch(
+            "v1",
+            "Pod",
+            bypass,
+            [{"op": "remove", "path": "/spec/schedulingGates"}],
+            namespace,
+            patch_type="json",
+        )
+        wait_for(
+            lambda: bypass not in [p["metadata"]["name"] for p in executors()],
+            timeout=60,
+            what=f"{bypass}, past the admission, removed",
+        )
+        assert "KueueQuotaExceeded" in _events(kube, namespace, "grow")
+        # a running executor ends (dynamic allocation gives one back): the last held one runs
+        kube.delete("v1", "Pod", running[0], namespace)
+        wait_for(
+            lambda: split() == (sorted([running[1], held[1]]), []),
+            timeout=60,
+            what=f"{held[1]} released into the freed slot",
+        )
+    as_tenant.close()
 
 
 # --- native submissions: Kueue's Pod integration holds the driver and each executor ----------

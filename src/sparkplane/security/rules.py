@@ -335,8 +335,9 @@ OPERATOR = Policy(
         rule(
             CORE,
             "pods",
-            (*READ, "create", "delete"),
-            "create drivers, follow drivers and executors, delete them on stop or retry",
+            (*READ, "create", "delete", "patch"),
+            "create drivers, follow drivers and executors, delete them on stop or retry; "
+            "patch: remove the quota gate from a queued app's executors Kueue admitted",
         ),
         rule(
             CORE,

@@ -10,11 +10,13 @@ import copy
 from datetime import datetime
 from typing import Any
 
-from sparkplane.operator.core.decision import CreateResources, DeleteResources
+from sparkplane.operator.core.decision import CreateResources, DeleteResources, HoldExecutors
 from sparkplane.operator.core.reconciler import (
     KUEUE_ADMISSION_PENDING,
     KUEUE_ADMITTED,
     KUEUE_EVICTED,
+    KUEUE_QUOTA_EXCEEDED,
+    KUEUE_QUOTA_HELD,
     RESUMED,
 )
 from sparkplane.operator.core.settings import ReconcileSettings
@@ -22,7 +24,14 @@ from sparkplane.operator.core.states import SUSPEND_BY_KUEUE, SUSPEND_REASON
 from sparkplane.operator.kinds.app_adapter import AppAdapter
 from sparkplane.operator.kinds.kubeflow_io import KUBEFLOW_APP, KubeflowAdapter
 from sparkplane.operator.runtime.actions import fold
-from sparkplane.vocab import KUBEFLOW_API_VERSION, KUEUE_API_VERSION, QUEUE_NAME_LABEL, WORKLOAD
+from sparkplane.vocab import (
+    EXEC_ID_LABEL,
+    KUBEFLOW_API_VERSION,
+    KUEUE_API_VERSION,
+    QUEUE_NAME_LABEL,
+    QUOTA_GATE,
+    WORKLOAD,
+)
 from tests.unit.operator.opfixtures import UID, Walk, at, driver, executor, make_cr
 from tests.unit.operator.test_kubeflow import kf_app
 
@@ -284,3 +293,67 @@ def test_a_queued_kubeflow_app_waits_for_its_workload_owned_by_the_v1beta2_resou
     pods = [o for a in kinds(started, CreateResources) for o in a.objects if o["kind"] == "Pod"]
     assert [p["metadata"]["name"] for p in pods] == ["pi-driver"]  # Kubeflow's driver name
     assert started.status is not None and started.status["applicationState"]["state"] == "SUBMITTED"
+
+
+def gated(n: int, *, phase: str = "Pending", gate: bool = True) -> dict[str, Any]:
+    """Executor ``n`` of attempt 0 as Spark creates it from the admitted template."""
+    pod = executor(n, ready=False)
+    pod["metadata"]["uid"] = f"e-{n}"
+    pod["metadata"]["labels"][EXEC_ID_LABEL] = str(n)
+    pod["status"] = {"phase": phase}
+    if gate:
+        pod["spec"] = {"schedulingGates": [{"name": "other.example/gate"}, {"name": QUOTA_GATE}]}
+    return pod
+
+
+def test_executors_are_created_gated_and_released_up_to_the_admitted_count() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    admitted = (workload(admitted=2),)
+    started = walk.step(3, kueue=True, workloads=admitted)
+    template = next(
+        o
+        for o in kinds(started, CreateResources)[0].objects
+        if o["kind"] == "ConfigMap" and "spark.properties" not in o.get("data", {})
+    )
+    assert QUOTA_GATE in str(template["data"])  # every executor starts behind the gate
+    # the app's own code raised spark.executor.instances to 4: Spark asks for 4 executors
+    running = walk.step(
+        9, driver(), *(gated(n) for n in (1, 2, 3, 4)), kueue=True, workloads=admitted
+    )
+    (hold,) = kinds(running, HoldExecutors)
+    assert hold.release == (("pi-x-exec-1", "e-1", 1), ("pi-x-exec-2", "e-2", 1))
+    assert hold.remove == ()
+    ((reason, message, warning),) = running.notices
+    assert (reason, warning) == (KUEUE_QUOTA_HELD, False)
+    assert "2 executors wait" in message and "the 2 executors Kueue admitted" in message
+    # released: the two run; nothing more to do while the others wait
+    pods = (gated(1, phase="Running", gate=False), gated(2, phase="Running", gate=False))
+    steady = walk.step(12, driver(), *pods, gated(3), gated(4), kueue=True, workloads=admitted)
+    assert kinds(steady, HoldExecutors) == [] and steady.notices[0][0] == KUEUE_QUOTA_HELD
+    # executor 1 ends (dynamic allocation gave it back): executor 3 takes its place
+    ended = (gated(1, phase="Succeeded", gate=False), pods[1])
+    freed = walk.step(20, driver(), *ended, gated(3), gated(4), kueue=True, workloads=admitted)
+    assert kinds(freed, HoldExecutors)[0].release == (("pi-x-exec-3", "e-3", 1),)
+
+
+def test_executors_that_bypassed_the_gate_past_the_admission_are_removed() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    admitted = (workload(admitted=2),)
+    walk.step(3, kueue=True, workloads=admitted)
+    # the driver removed the gate of its executors itself (drivers may update their pods)
+    ungated = [gated(n, phase="Running", gate=False) for n in (1, 2, 3, 4)]
+    decision = walk.step(9, driver(), *ungated, kueue=True, workloads=admitted)
+    (hold,) = kinds(decision, HoldExecutors)
+    assert hold.release == () and hold.remove == (("pi-x-exec-4", "e-4"), ("pi-x-exec-3", "e-3"))
+    ((reason, message, warning),) = decision.notices
+    assert reason == KUEUE_QUOTA_EXCEEDED and warning
+    assert "pi-x-exec-4, pi-x-exec-3" in message
+
+
+def test_an_unqueued_apps_executors_are_never_held() -> None:
+    walk = Walk(make_cr(conf={"spark.executor.instances": "2"}))
+    walk.step(0)
+    decision = walk.step(9, driver(), *(gated(n) for n in (1, 2, 3)))
+    assert kinds(decision, HoldExecutors) == [] and decision.notices == ()

@@ -1,9 +1,10 @@
 """The typed result of a reconcile: status to write, actions to take, when to come back.
 
 Owns :class:`Decision`, the actions (:class:`CreateResources`, :class:`DeleteResources`,
-:class:`DeleteCustomResource`) and :class:`Transition` (one state change, which the runner turns
-into a Kubernetes Event and a metric). The pure reconcilers return these; the runner executes
-the actions first, then writes the status, then records the transitions. Pure data.
+:class:`DeleteCustomResource`, :class:`HoldExecutors`) and :class:`Transition` (one state
+change, which the runner turns into a Kubernetes Event and a metric). The pure reconcilers
+return these; the runner executes the actions first, then writes the status, then records the
+transitions. Pure data.
 """
 
 from __future__ import annotations
@@ -75,7 +76,19 @@ class DeleteCustomResource:
     uid: str
 
 
-Action = CreateResources | DeleteResources | DeleteCustomResource
+@dataclass(frozen=True)
+class HoldExecutors:
+    """Keep a queued app's executors within its Kueue admission (:func:`~sparkplane.operator.
+    core.workload.executor_quota`): remove the quota gate (at ``index`` of its
+    ``schedulingGates``) from ``release`` (name, uid, index), delete ``remove`` (name, uid).
+    Both guarded by the uid observed; NotFound and a changed pod are success (decided again)."""
+
+    namespace: str
+    release: tuple[tuple[str, str, int], ...] = ()
+    remove: tuple[tuple[str, str], ...] = ()
+
+
+Action = CreateResources | DeleteResources | DeleteCustomResource | HoldExecutors
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,9 @@ class Decision:
     transitions: tuple[Transition, ...] = field(default_factory=tuple)
     requeue_after: float | None = None
     check_driver: str | None = None
+    #: Events that are no state change (e.g. executors held to a quota): (reason, message,
+    #: warning); posted after the status write, deduplicated like the others.
+    notices: tuple[tuple[str, str, bool], ...] = ()
 
     @property
     def creates(self) -> bool:

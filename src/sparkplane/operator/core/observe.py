@@ -197,18 +197,25 @@ def driver_view(observed: Observed, app_id: str) -> DriverView:
     return DriverView(None)
 
 
-def ready_executors(observed: Observed, app_id: str, driver: DriverView) -> int:
-    """Executors of ``app_id`` that are Running and Ready, owned by the current driver pod."""
+def executors_of(observed: Observed, app_id: str, driver: DriverView) -> list[Obj]:
+    """Executors of ``app_id`` owned by the current driver pod (any phase, being deleted too)."""
     driver_uid = ((driver.pod or {}).get("metadata") or {}).get("uid")
-    count = 0
+    out = []
     for pod in observed.pods:
         if _role(pod) != EXECUTOR_ROLE or _app_id(pod) != app_id:
             continue
-        meta = pod.get("metadata") or {}
-        owners = {r.get("uid") for r in meta.get("ownerReferences") or []}
+        owners = {r.get("uid") for r in (pod.get("metadata") or {}).get("ownerReferences") or []}
         if driver_uid and owners and driver_uid not in owners:
             continue
-        if meta.get("deletionTimestamp"):
+        out.append(pod)
+    return out
+
+
+def ready_executors(observed: Observed, app_id: str, driver: DriverView) -> int:
+    """Executors of ``app_id`` that are Running and Ready, owned by the current driver pod."""
+    count = 0
+    for pod in executors_of(observed, app_id, driver):
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
             continue
         ready = condition(pod, "Ready")
         phase = (pod.get("status") or {}).get("phase")

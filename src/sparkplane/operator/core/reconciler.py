@@ -37,11 +37,18 @@ from sparkplane.operator.core.decision import (
     Decision,
     DeleteCustomResource,
     DeleteResources,
+    HoldExecutors,
     Transition,
 )
 from sparkplane.operator.core.driver import AttemptResources, build_attempt, load_app, owner_ref
 from sparkplane.operator.core.naming import attempt_app_id, attempt_of, operator_labels
-from sparkplane.operator.core.observe import DriverView, Observed, driver_view, ready_executors
+from sparkplane.operator.core.observe import (
+    DriverView,
+    Observed,
+    driver_view,
+    executors_of,
+    ready_executors,
+)
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.spec.conf import main_resource, mapped_conf
 from sparkplane.spec.tolerations import ApplicationTolerations
@@ -50,6 +57,7 @@ from sparkplane.vocab import (
     DRIVER_ROLE,
     KUEUE_API_VERSION,
     QUEUE_NAME_LABEL,
+    QUOTA_GATE,
     SPARK_APPLICATION,
     WORKLOAD,
     parse_time,
@@ -88,6 +96,7 @@ class _Pass:
         self.actions: list[Action] = []
         self.requeue: float | None = None
         self.check_driver: str | None = None
+        self.notices: list[tuple[str, str, bool]] = []
         self.creating = False
         self._built: dict[tuple[int, bool], AttemptResources | ValidationError] = {}
 
@@ -240,6 +249,7 @@ class _Pass:
             transitions=tuple(self.transitions),
             requeue_after=self.requeue,
             check_driver=self.check_driver,
+            notices=tuple(self.notices),
         )
 
 
@@ -257,6 +267,7 @@ def decide(
         if not _step(p):
             break
     _release_workloads(p)
+    _hold_to_quota(p)
     return p.decision()
 
 
@@ -496,6 +507,46 @@ def _release_workloads(p: _Pass) -> None:
         stale.append((KUEUE_API_VERSION, WORKLOAD, name))
     if stale:
         p.actions.append(DeleteResources(p.namespace, tuple(stale), owner_uid=p.owner_uid))
+
+
+KUEUE_QUOTA_HELD = "KueueQuotaHeld"
+"""The Event reason when a queued app asks for more executors than Kueue admitted (ours)."""
+KUEUE_QUOTA_EXCEEDED = "KueueQuotaExceeded"
+"""The Event reason when executors ran past the admission and were removed (ours)."""
+
+
+def _hold_to_quota(p: _Pass) -> None:
+    """A queued app's executors never exceed what Kueue admitted (:func:`wl.executor_quota`):
+    release gated ones while there is room, remove ones that bypassed the gate."""
+    state = p.state
+    if not (p.queue and p.observed.kueue) or state not in st.APP_STARTING | st.APP_RUNNING:
+        return
+    admitted = p.admitted()
+    if admitted is None:
+        return
+    quota = wl.executor_quota(executors_of(p.observed, p.app_id, p.driver()), admitted.executors)
+    if quota.release or quota.remove:
+        p.actions.append(HoldExecutors(p.namespace, quota.release, quota.remove))
+    if quota.remove:
+        names = ", ".join(name for name, _ in quota.remove)
+        p.notices.append(
+            (
+                KUEUE_QUOTA_EXCEEDED,
+                f"executors {names} ran past the {admitted.executors} Kueue admitted without "
+                f"the operator's release (their scheduling gate {QUOTA_GATE} was removed): "
+                "deleted",
+                True,
+            )
+        )
+    if quota.held:
+        p.notices.append(
+            (
+                KUEUE_QUOTA_HELD,
+                f"{quota.held} executors wait (scheduling gate {QUOTA_GATE}): the app asked "
+                f"for more than the {admitted.executors} executors Kueue admitted",
+                False,
+            )
+        )
 
 
 def _with_driver_update(built: AttemptResources, update: wl.PodSetUpdate) -> AttemptResources:

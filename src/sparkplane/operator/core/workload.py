@@ -35,7 +35,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,10 +43,13 @@ from sparkplane.operator.core.bounds import DYNAMIC
 from sparkplane.render.memory import executor_memory_mib
 from sparkplane.vocab import (
     DRIVER_ROLE,
+    EXEC_ID_LABEL,
     EXECUTOR_CONTAINER,
     EXECUTOR_ROLE,
     KUEUE_API_VERSION,
+    POD_ENDED,
     QUEUE_NAME_LABEL,
+    QUOTA_GATE,
     WORKLOAD,
 )
 
@@ -264,17 +267,76 @@ def admitted_cr(cr: Mapping[str, Any], admitted: Admission) -> Obj:
     ):
         pinned.update((f"{prefix}{k}", v) for k, v in values.items())
     spec["sparkConf"] = pinned
+    holder = spec.setdefault("executorSpec", {}) or {}
+    spec["executorSpec"] = holder
+    template = holder.setdefault("podTemplateSpec", {}) or {}
+    holder["podTemplateSpec"] = template
+    pod_spec = template.setdefault("spec", {}) or {}
+    template["spec"] = pod_spec
+    gates = list(pod_spec.get("schedulingGates") or [])
+    if not any(g.get("name") == QUOTA_GATE for g in gates):
+        pod_spec["schedulingGates"] = [*gates, {"name": QUOTA_GATE}]
     if update.tolerations:
-        holder = spec.setdefault("executorSpec", {}) or {}
-        spec["executorSpec"] = holder
-        template = holder.setdefault("podTemplateSpec", {}) or {}
-        holder["podTemplateSpec"] = template
-        pod_spec = template.setdefault("spec", {}) or {}
-        template["spec"] = pod_spec
         tolerations = list(pod_spec.get("tolerations") or [])
         tolerations += [t for t in update.tolerations if t not in tolerations]
         pod_spec["tolerations"] = tolerations
     return out
+
+
+@dataclass(frozen=True)
+class ExecutorQuota:
+    """What the operator does about a queued app's executors (:func:`executor_quota`).
+
+    ``release``: (name, uid, gate index) of gated executors to let run (their gate removed);
+    ``remove``: (name, uid) of executors running past the admitted count without the
+    operator's release (someone removed their gate), to delete; ``held``: gated executors
+    left waiting because the app asked for more than Kueue admitted.
+    """
+
+    release: tuple[tuple[str, str, int], ...] = ()
+    remove: tuple[tuple[str, str], ...] = ()
+    held: int = 0
+
+
+def _gate_index(pod: Mapping[str, Any]) -> int | None:
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return next((i for i, g in enumerate(gates) if g.get("name") == QUOTA_GATE), None)
+
+
+def _exec_order(pod: Mapping[str, Any]) -> tuple[int, str]:
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    raw = str(labels.get(EXEC_ID_LABEL, ""))
+    return (int(raw) if raw.isdigit() else 1 << 30, str(pod["metadata"]["name"]))
+
+
+def executor_quota(executors: Sequence[Mapping[str, Any]], admitted: int) -> ExecutorQuota:
+    """Hold a queued app to the ``admitted`` executors Kueue admitted, whatever it asks at
+    run time (its own code may raise ``spark.executor.instances`` or ``maxExecutors`` over the
+    pinned conf). ``executors``: the current attempt's executor pods.
+
+    Every executor is created behind the scheduling gate :data:`~sparkplane.vocab.QUOTA_GATE`
+    (:func:`admitted_cr` puts it in the executor template). Live executors without it count
+    against ``admitted``; gated ones are released in Spark's order (executor ID) while there is
+    room, the rest wait, gated, using no node resources, until an executor ends — a dynamically
+    allocated app that scales down makes room for one it asks later. Ungated executors past
+    ``admitted`` (a driver removed the gate itself: drivers may update the pods they own) are
+    removed, newest first."""
+    live = sorted(
+        (p for p in executors if (p.get("status") or {}).get("phase") not in POD_ENDED),
+        key=_exec_order,
+    )
+    if any((p.get("metadata") or {}).get("deletionTimestamp") for p in live):
+        live = [p for p in live if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    running = [p for p in live if _gate_index(p) is None]
+    gated = [p for p in live if _gate_index(p) is not None]
+    room = admitted - len(running)
+    ids = [(str(p["metadata"]["name"]), str(p["metadata"].get("uid") or "")) for p in running]
+    remove = tuple(reversed(ids[admitted:])) if room < 0 else ()
+    release = tuple(
+        (str(p["metadata"]["name"]), str(p["metadata"].get("uid") or ""), _gate_index(p) or 0)
+        for p in gated[: max(room, 0)]
+    )
+    return ExecutorQuota(release, remove, len(gated) - len(release))
 
 
 def admitted_message(workload: Mapping[str, Any], admitted: Admission) -> str:

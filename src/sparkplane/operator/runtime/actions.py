@@ -42,11 +42,12 @@ from sparkplane.operator.core.decision import (
     CreateResources,
     DeleteCustomResource,
     DeleteResources,
+    HoldExecutors,
     Transition,
 )
 from sparkplane.security import podpolicy
 from sparkplane.settings import Settings
-from sparkplane.vocab import APP_SELECTOR_LABEL, controller_of, format_instant
+from sparkplane.vocab import APP_SELECTOR_LABEL, QUOTA_GATE, controller_of, format_instant
 
 log = logging.getLogger(__name__)
 _REJECTED_CODES = frozenset({400, 403, 404, 422})
@@ -123,6 +124,8 @@ def run(
             delete(kube, action, pool, settings=settings)
         elif isinstance(action, DeleteCustomResource):
             delete_custom_resource(kube, action)
+        elif isinstance(action, HoldExecutors):
+            hold_executors(kube, action)
 
 
 def _each(pool: Executor | None, fn: Callable[[Any], None], items: list[Any]) -> None:
@@ -270,6 +273,30 @@ def delete_custom_resource(kube: Kube, action: DeleteCustomResource) -> None:
         kube.delete(action.api_version, action.kind, action.name, action.namespace, uid=action.uid)
     except (NotFoundError, ConflictError):  # gone, or replaced by a new object of that name
         pass
+
+
+def hold_executors(kube: Kube, action: HoldExecutors) -> None:
+    """Remove the quota gate from the executors released (a JSON patch that first tests the
+    pod's uid and the gate's place, so it never touches another pod or another gate) and delete
+    those past the admission (uid precondition). A pod gone or changed meanwhile is left to the
+    next reconcile."""
+    for name, uid, index in action.release:
+        patch = [
+            {"op": "test", "path": "/metadata/uid", "value": uid},
+            {"op": "test", "path": f"/spec/schedulingGates/{index}/name", "value": QUOTA_GATE},
+            {"op": "remove", "path": f"/spec/schedulingGates/{index}"},
+        ]
+        try:
+            kube.patch("v1", "Pod", name, patch, action.namespace, patch_type="json")
+        except KubeError as exc:  # 404 gone, 409/422 changed (a failed test op answers 422)
+            if exc.code not in (404, 409, 422):
+                raise
+            log.debug("executor %s/%s changed before its release", action.namespace, name)
+    for name, uid in action.remove:
+        try:
+            kube.delete("v1", "Pod", name, action.namespace, uid=uid)
+        except (NotFoundError, ConflictError):
+            pass
 
 
 def event_for(

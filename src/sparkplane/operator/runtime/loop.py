@@ -84,8 +84,14 @@ class Host(Protocol):
         """Keep ``written`` (a status write's answer) as the newest copy of ``key``."""
         ...
 
-    def publish(self, written: Obj, transitions: Iterable[Transition]) -> None:
-        """Record the committed transitions (Events, metrics)."""
+    def publish(
+        self,
+        written: Obj,
+        transitions: Iterable[Transition],
+        notices: Iterable[tuple[str, str, bool]] = (),
+    ) -> None:
+        """Record the committed transitions (Events, metrics) and the decision's notices
+        (Events only)."""
         ...
 
 
@@ -151,7 +157,7 @@ def _carry_out(host: Host, adapter: Adapter, key: Key, cr: Obj, decision: Decisi
         if decision.status is not None:
             written = commit(host, adapter, written, decision.status)
             host.remember(key, written)
-    host.publish(written, decision.transitions)
+    host.publish(written, decision.transitions, decision.notices)
     actions.run(
         host.kube,
         tuple(a for a in decision.actions if isinstance(a, DeleteCustomResource)),

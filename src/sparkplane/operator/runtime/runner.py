@@ -462,9 +462,20 @@ class Operator:
         with self._lock:
             self._written[key] = written
 
-    def publish(self, written: Obj, transitions: Iterable[Transition]) -> None:
-        """Metrics for each committed transition; one Event for all of them."""
+    def publish(
+        self,
+        written: Obj,
+        transitions: Iterable[Transition],
+        notices: Iterable[tuple[str, str, bool]] = (),
+    ) -> None:
+        """Metrics for each committed transition; one Event for all of them; an Event for each
+        notice (no state change: no metric)."""
         transitions = tuple(transitions)
         for transition in transitions:
             self.metrics.observe(transition)
         self.events.record_all(written, transitions)
+        now = self.clock()
+        for reason, message, warning in notices:
+            self.events.record(
+                written, Transition(None, reason, message, now, None, warning, reason)
+            )
