@@ -3,14 +3,21 @@
 Tracking 500 applications must not open 500 watches or poll 500 times. An ``Informer`` keeps an
 in-memory copy of every object of one kind that matches its selector, resumes its watch from the
 last resourceVersion (bookmarks keep that fresh), relists after 410 Gone, and calls its handlers
-with each change. Readers (``get``/``list``) never touch the API.
+with each change. Readers (``get``/``list``/``by_index``) never touch the API.
+
+Indexes (client-go's ``Indexers``): :meth:`Informer.add_index` names a function giving each
+object its index values (e.g. its owners' uids); :meth:`Informer.by_index` then answers "the
+objects with this value" without scanning the cache, so a reader that looks up one app's pods
+per change costs O(that app's pods), not O(every pod cached). Kept here rather than taken from a
+client library: sparkplane's gateway is its own (``kube/``), and the index is a few lines over
+the store it already keeps.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sparkplane.errors import GoneError, KubeError, NotFoundError
@@ -19,6 +26,7 @@ from sparkplane.kube.client import Kube
 log = logging.getLogger(__name__)
 
 Handler = Callable[[str, dict[str, Any]], None]  # (ADDED|MODIFIED|DELETED, object)
+IndexFunc = Callable[[dict[str, Any]], Iterable[str]]  # an object -> its index values
 Key = tuple[str, str]  # (namespace, name)
 
 
@@ -47,6 +55,8 @@ class Informer:
         self.field_selector = field_selector
         self.watch_timeout = watch_timeout
         self._store: dict[Key, dict[str, Any]] = {}
+        self._index_funcs: dict[str, IndexFunc] = {}
+        self._indexes: dict[str, dict[str, set[Key]]] = {}
         self._lock = threading.RLock()
         self._handlers: list[Handler] = []
         self._synced = threading.Event()
@@ -62,6 +72,20 @@ class Informer:
         with self._lock:
             return self._store.get((namespace, name))
 
+    def add_index(self, name: str, values: IndexFunc) -> None:
+        """Index the cache by ``values(obj)`` (call before :meth:`start`)."""
+        with self._lock:
+            self._index_funcs[name] = values
+            self._indexes[name] = {}
+            for key, obj in self._store.items():
+                self._index_add(key, obj, only=name)
+
+    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
+        """The cached objects whose index ``name`` holds ``value``."""
+        with self._lock:
+            keys = self._indexes[name].get(value, ())
+            return [self._store[k] for k in sorted(keys) if k in self._store]
+
     def list(
         self, namespace: str | None = None, where: Callable[[dict[str, Any]], bool] | None = None
     ) -> list[dict[str, Any]]:
@@ -73,6 +97,41 @@ class Informer:
             if (namespace is None or o["metadata"].get("namespace") == namespace)
             and (where is None or where(o))
         ]
+
+    def _index_add(self, key: Key, obj: dict[str, Any], only: str | None = None) -> None:
+        for name, values in self._index_funcs.items():
+            if only is None or name == only:
+                for value in values(obj):
+                    self._indexes[name].setdefault(value, set()).add(key)
+
+    def _index_drop(self, key: Key, obj: dict[str, Any] | None) -> None:
+        if obj is None:
+            return
+        for name, values in self._index_funcs.items():
+            index = self._indexes[name]
+            for value in values(obj):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+
+    def _put(self, key: Key, obj: dict[str, Any] | None) -> None:
+        """Store ``obj`` under ``key`` (None: remove it), keeping the indexes (lock held)."""
+        self._index_drop(key, self._store.get(key))
+        if obj is None:
+            self._store.pop(key, None)
+        else:
+            self._store[key] = obj
+            self._index_add(key, obj)
+
+    def _replace_all(self, fresh: dict[Key, dict[str, Any]]) -> dict[Key, dict[str, Any]]:
+        """Swap the whole store (lock held); returns the old one."""
+        old, self._store = self._store, fresh
+        self._indexes = {name: {} for name in self._index_funcs}
+        for key, obj in fresh.items():
+            self._index_add(key, obj)
+        return old
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler(type, obj)`` for every change (from the informer's thread)."""
@@ -153,7 +212,7 @@ class Informer:
 
     def _forget_all(self) -> None:
         with self._lock:
-            old, self._store = self._store, {}
+            old = self._replace_all({})
         for obj in old.values():
             self._emit("DELETED", obj)
         self.resource_version = ""
@@ -173,7 +232,7 @@ class Informer:
             item.setdefault("kind", self.kind)
             fresh[key_of(item)] = item
         with self._lock:
-            old, self._store = self._store, fresh
+            old = self._replace_all(fresh)
         if self.resource_version:
             self.relists += 1
         self.resource_version = str(page["metadata"].get("resourceVersion", ""))
@@ -209,10 +268,7 @@ class Informer:
             if event.type == "BOOKMARK":
                 continue
             with self._lock:
-                if event.type == "DELETED":
-                    self._store.pop(key_of(obj), None)
-                else:
-                    self._store[key_of(obj)] = obj
+                self._put(key_of(obj), None if event.type == "DELETED" else obj)
             self._emit(event.type, obj)
 
     def _remember(self, response: Any) -> None:

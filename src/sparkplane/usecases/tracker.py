@@ -6,7 +6,9 @@ connections as one. A SparkApplication API that is not served yet is an empty ca
 again (:class:`~sparkplane.kube.informer.Informer`): a tracker made before the CRDs were
 installed (the demo installs the operator after its native apps) still sees the apps made
 after. Each change re-derives the state of just the app it belongs to (with the same pure
-functions as a one-shot query) and calls subscribers only when that state changed.
+functions as a one-shot query) and calls subscribers only when that state changed. The caches are
+indexed (pods by owner uid and by namespace/role/app id, Events by the object they are about), so
+one change costs the size of its app, not of every pod cached.
 """
 
 from __future__ import annotations
@@ -26,6 +28,26 @@ AppKey = tuple[str, str, Mode]  # namespace, name, mode
 Subscriber = Callable[[App], None]
 
 
+BY_OWNER, BY_APP, BY_INVOLVED = "owner-uid", "role-app", "involved"
+
+
+def _owner_uids(pod: Obj) -> list[str]:
+    return [str(r.get("uid")) for r in pod["metadata"].get("ownerReferences") or []]
+
+
+def _role_app(pod: Obj) -> list[str]:
+    meta = pod["metadata"]
+    labels = meta.get("labels") or {}
+    app_id = labels.get(APP_SELECTOR_LABEL)
+    role = labels.get(ROLE_LABEL)
+    return [f"{meta.get('namespace', '')}/{role}/{app_id}"] if app_id and role else []
+
+
+def _involved(event: Obj) -> list[str]:
+    involved = event.get("involvedObject") or {}
+    return [f"{event['metadata'].get('namespace', '')}/{involved.get('name', '')}"]
+
+
 class Tracker:
     """Live states of every Spark application in a namespace (or all namespaces)."""
 
@@ -41,6 +63,9 @@ class Tracker:
             for mode, k in KINDS.items()
             if mode is not Mode.NATIVE
         ]
+        self.pods.add_index(BY_OWNER, _owner_uids)
+        self.pods.add_index(BY_APP, _role_app)
+        self.events.add_index(BY_INVOLVED, _involved)
         self._apps: dict[AppKey, App] = {}
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
@@ -111,13 +136,7 @@ class Tracker:
             driver: Obj | None = pod
         else:  # an executor: find its driver by application id
             app_id = labels.get(APP_SELECTOR_LABEL)
-            found = self.pods.list(
-                ns,
-                lambda p: (
-                    p["metadata"].get("labels", {}).get(ROLE_LABEL) == DRIVER_ROLE
-                    and p["metadata"]["labels"].get(APP_SELECTOR_LABEL) == app_id
-                ),
-            )
+            found = self.pods.by_index(BY_APP, f"{ns}/{DRIVER_ROLE}/{app_id}")
             driver = found[0] if found else None
         if driver is None:
             return
@@ -136,9 +155,7 @@ class Tracker:
             last = self._apps.get(key)
         if last is None:
             return
-        events = self.events.list(
-            ns, lambda e: e.get("involvedObject", {}).get("name") == driver_name
-        )
+        events = self.events.by_index(BY_INVOLVED, f"{ns}/{driver_name}")
         self._publish(missing_native_app(ns, driver_name, Index([], events), last))
 
     def _refresh_cr(self, cr: Obj, deleted: bool = False) -> None:
@@ -148,11 +165,7 @@ class Tracker:
             with self._lock:
                 self._apps.pop((meta.get("namespace", ""), meta["name"], mode), None)
             return
-        uid = meta.get("uid")
-        drivers = self.pods.list(
-            meta.get("namespace"),
-            lambda p: any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or []),
-        )
+        drivers = self.pods.by_index(BY_OWNER, str(meta.get("uid")))
         index = self._index(drivers[0] if drivers else None, extra=drivers)
         self._publish(cr_app(cr, index))
 
@@ -161,15 +174,8 @@ class Tracker:
             return Index(extra or [])
         ns = driver["metadata"].get("namespace", "")
         app_id = driver["metadata"].get("labels", {}).get(APP_SELECTOR_LABEL)
-        execs = self.pods.list(
-            ns,
-            lambda p: (
-                p["metadata"].get("labels", {}).get(ROLE_LABEL) == EXECUTOR_ROLE
-                and p["metadata"]["labels"].get(APP_SELECTOR_LABEL) == app_id
-            ),
-        )
-        name = driver["metadata"]["name"]
-        events = self.events.list(ns, lambda e: e.get("involvedObject", {}).get("name") == name)
+        execs = self.pods.by_index(BY_APP, f"{ns}/{EXECUTOR_ROLE}/{app_id}")
+        events = self.events.by_index(BY_INVOLVED, f"{ns}/{driver['metadata']['name']}")
         return Index([driver, *execs], events)
 
     def _publish(self, app: App) -> None:

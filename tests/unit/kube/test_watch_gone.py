@@ -152,6 +152,28 @@ def test_informer_relists_after_410_and_keeps_emitting() -> None:
     assert api.pod_watches == ["5", "101"] and informer.relists == 1
 
 
+def test_an_index_follows_the_list_the_relist_and_the_watch() -> None:
+    """``by_index`` answers from the cache as it changes: the first list, the relist after
+    410 (which also re-indexes a changed value) and the watch's change."""
+    api = FakeApi()
+    informer = Informer(Kube(api), "v1", "Pod", namespace=NS)  # type: ignore[arg-type]
+    informer.add_index("phase", lambda pod: [str(pod["status"]["phase"])])
+    changes = threading.Semaphore(0)
+    informer.add_handler(lambda kind, obj: changes.release())
+    informer.start().wait_synced(5)
+    assert [p["metadata"]["name"] for p in informer.by_index("phase", "Running")] == ["a-driver"]
+    api.expire.set()
+    for _ in range(4):  # ADDED a, then the relist's MODIFIED a and ADDED b, then b's MODIFIED
+        assert changes.acquire(timeout=10)
+    informer.stop()
+    assert [p["metadata"]["name"] for p in informer.by_index("phase", "Succeeded")] == [
+        "a-driver",
+        "b-driver",
+    ]
+    assert informer.by_index("phase", "Running") == []
+    assert informer.by_index("phase", "Pending") == []
+
+
 def test_get_apps_watch_keeps_printing_after_410() -> None:
     """``sparkplane get apps -w`` is ``SparkPlane.watch``: waiting.watch over a Tracker."""
     api = FakeApi()
