@@ -62,6 +62,7 @@ class CapacityGate:
         self._unscheduled: set[str] = set()  # driver pod uids with no node yet
         self._requested: dict[Hashable, float] = {}  # admitted app key -> when
         self._waiting: OrderedDict[Hashable, float] = OrderedDict()  # held app key -> since
+        self._woken: dict[Hashable, float] = {}  # held app key -> last handed to the runner
         self.held_total = 0
 
     # -- signals --------------------------------------------------------------------------
@@ -111,6 +112,7 @@ class CapacityGate:
             verdict = self.limiter.admit(pending + ahead, now)
             if verdict.admitted:
                 self._waiting.pop(key, None)
+                self._woken.pop(key, None)
                 self._requested[key] = now
             elif key not in self._waiting:
                 self._waiting[key] = now
@@ -123,15 +125,21 @@ class CapacityGate:
         """``key`` no longer wants a driver (deleted, or decided otherwise)."""
         with self._lock:
             self._waiting.pop(key, None)
+            self._woken.pop(key, None)
 
     def wake(self) -> list[Hashable]:
-        """The held apps that may be admitted now (the runner queues them), oldest first."""
+        """The held apps that may be admitted now (the runner queues them), oldest first; an
+        app handed out within ``retry_seconds`` is not handed out again (it is on its way)."""
         now = self._clock()
         with self._lock:
             if not self._waiting or now < self.limiter.blocked_until:
                 return []
             free = self.limiter.whole - self._pending_locked(now)
-            return list(islice(self._waiting, max(free, 0)))
+            first = list(islice(self._waiting, max(free, 0)))
+            due = [k for k in first if now - self._woken.get(k, -1e9) >= self.settings.retry_seconds]
+            for key in due:
+                self._woken[key] = now
+            return due
 
     def _pending_locked(self, now: float) -> int:
         stale = [k for k, t in self._requested.items() if now - t > REQUESTED_SECONDS]
