@@ -17,6 +17,7 @@ held. Called by the runner. Thread-safe.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -136,7 +137,8 @@ class CapacityGate:
                 return []
             free = self.limiter.whole - self._pending_locked(now)
             first = list(islice(self._waiting, max(free, 0)))
-            due = [k for k in first if now - self._woken.get(k, -1e9) >= self.settings.retry_seconds]
+            every = self.settings.retry_seconds
+            due = [k for k in first if now - self._woken.get(k, -math.inf) >= every]
             for key in due:
                 self._woken[key] = now
             return due
