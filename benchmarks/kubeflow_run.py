@@ -38,6 +38,8 @@ STARTED = {
 }  # fmt: skip
 ENDED = {"Succeeded", "Failed", "ResourceReleased", "TerminatedWithoutReleaseResources"}
 TERMINAL = {"ResourceReleased", "TerminatedWithoutReleaseResources"}
+#: the operator as it was before issue 21 item 5: no backpressure, one lane for every key
+BEFORE = ["--no-capacity-limit", "--no-status-first"]
 WAITING = "WaitingForCapacity"  # sparkplane.operator.core.reconciler.WAITING_FOR_CAPACITY
 
 
@@ -55,7 +57,7 @@ class Config:
     timeout: float = 3600.0
     state_dir: str | None = None  # the dev cluster's, to find its processes
     quiet: bool = False
-    capacity: bool = True  # the operator's backpressure (False: --no-capacity-limit)
+    capacity: bool = True  # the operator's backpressure (False: without it and the urgent lane)
 
 
 @dataclass
@@ -181,7 +183,7 @@ class BenchRun:
             argv = [exe, "operator", "run", "--kubeconfig", kc, *watch, *shard,
                     "--workers", str(self.config.workers), "--lease-namespace", self.namespaces[0],
                     "--lease-name", f"bench-lock-{i}",
-                    *([] if self.config.capacity else ["--no-capacity-limit"])]  # fmt: skip
+                    *([] if self.config.capacity else BEFORE)]  # fmt: skip
             self._spawn(f"operator-{i}", argv)
         deadline = time.monotonic() + 120
         for i in range(self.config.instances):

@@ -67,7 +67,9 @@ def main() -> None:
     parser.add_argument("--state-dir", help="dev cluster state dir (default: the kubeconfig's)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument(
-        "--no-capacity-limit", action="store_true", help="run the operator without backpressure"
+        "--no-capacity-limit",
+        action="store_true",
+        help="the operator as before: no backpressure, no urgent lane",
     )
     args = parser.parse_args()
     if not args.kubeconfig:

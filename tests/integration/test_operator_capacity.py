@@ -1,6 +1,6 @@
 """The operator's backpressure on the real control plane (issue 21 item 5), with a tiny limit.
 
-One driver in flight at most (drivers created and not yet scheduled). A driver that cannot be
+One driver in flight at most (drivers created and not yet running). A driver that cannot be
 scheduled (its node selector matches no node) fills the limit: apps created after it wait in
 ``Submitted`` and say so (``WaitingForCapacity``, the ``held`` gauge), while an app already
 running keeps its status following its driver to the end. Once the blocker goes, the waiting

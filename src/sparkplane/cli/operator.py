@@ -213,6 +213,13 @@ def run(
             'not yet scheduled; docs/operator.md, "Backpressure").',
         ),
     ] = CapacitySettings.enabled,
+    status_first: Annotated[
+        bool,
+        typer.Option(
+            "--status-first/--no-status-first",
+            help="Reconcile apps whose pods changed before new apps (the queue's urgent lane).",
+        ),
+    ] = True,
     capacity_initial: Annotated[
         float,
         typer.Option("--capacity-initial", min=1, help="The in-flight limit's starting value."),
@@ -270,6 +277,7 @@ def run(
         "pod_template_dir": pod_template_dir,
         "pod_policy_allow": tuple(pod_policy_allow or ()),
         "dynamic_config": dynamic_config,
+        "status_first": status_first,
         "capacity_enabled": capacity_limit,
         "capacity_initial": capacity_initial,
         "capacity_minimum": capacity_minimum,

@@ -86,13 +86,15 @@ def test_gate_counts_requested_and_unscheduled_drivers_and_keeps_arrival_order()
     assert gate.snapshot() == {"limit": 2.0, "in_flight": 2.0, "held": 2.0}
     gate.on_pod("ADDED", pod("pa"), (a,))  # seen, not yet scheduled: still in flight
     assert gate.wake() == []
-    gate.on_pod("MODIFIED", pod("pa", node="n1"), (a,))  # scheduled: one slot free
+    gate.on_pod("MODIFIED", pod("pa", node="n1"), (a,))  # bound, not started: still in flight
+    assert gate.wake() == []
+    gate.on_pod("MODIFIED", pod("pa", node="n1", phase="Running"), (a,))  # started: a slot free
     assert gate.wake() == [c]  # the oldest held app, once per retry period
     assert gate.wake() == []
     assert not gate.admit(d).admitted  # d never overtakes c
     assert gate.admit(c).admitted
-    gate.on_pod("ADDED", pod("pb", node="n1"), (b,))
-    gate.on_pod("ADDED", pod("pc", node="n1"), (c,))
+    gate.on_pod("ADDED", pod("pb", node="n1", phase="Running"), (b,))
+    gate.on_pod("ADDED", pod("pc", node="n1", phase="Running"), (c,))
     executor = pod("pe", role="executor")  # executors never count
     gate.on_pod("ADDED", executor, (c,))
     assert gate.admit(d).admitted

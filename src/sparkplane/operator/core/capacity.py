@@ -6,8 +6,11 @@ than the scheduler binds them only lengthens every queue behind the API server, 
 writes of running apps wait in those same queues. So a new driver is created only while the
 cluster keeps up, judged from three signals the operator sees without asking anyone:
 
-* **in flight**: this operator's drivers not yet scheduled (pods with no ``nodeName``, plus
-  drivers requested whose pod the informer has not shown yet). This is the quantity limited.
+* **in flight**: this operator's drivers not yet running (pods still ``Pending``: no
+  ``nodeName`` yet, or bound and not started by the kubelet, plus drivers requested whose pod
+  the informer has not shown yet). This is the quantity limited. Bound-but-not-started counts
+  too: on an overloaded machine the kubelet's side (KWOK's here) lagged minutes behind the
+  scheduler (docs/benchmarks.md), and a driver that is not running frees nothing.
 * **API latency**: the duration of the operator's own requests (an exponentially weighted mean).
   Above ``target_latency_seconds`` the limit shrinks.
 * **throttling**: a 429 (API Priority and Fairness) or 503 answer. The limit halves and nothing
@@ -19,7 +22,7 @@ machine's load; AIMD probes for it one driver at a time and backs off by a fract
 signal says the queue grows, which converges to a fair share and never oscillates wildly. A
 fixed limit would be wrong on every other machine; a latency-gradient limiter (Vegas, Gradient2)
 needs a stable no-load latency, which a shared API server does not have. The limit grows by
-``increase`` per driver scheduled, only while the limit is actually used (at least half of it
+``increase`` per driver started, only while the limit is actually used (at least half of it
 in flight: an idle limit proves nothing), and shrinks at most once per ``cooldown_seconds`` on
 latency (each shrink needs fresh evidence), at once on throttling.
 
@@ -66,8 +69,8 @@ class CapacitySettings:
 #: Why a driver waits (constant words: an app's status says it once) and the numbers (the log).
 THROTTLED = "the API server throttles the operator (HTTP 429/503, Retry-After)"
 THROTTLED_DETAIL = "HTTP {code}, retrying after {seconds:.0f}s"
-FULL = "the operator's drivers not yet scheduled are at its in-flight limit"
-FULL_DETAIL = "{pending} drivers not yet scheduled, limit {limit}"
+FULL = "the operator's drivers not yet running are at its in-flight limit"
+FULL_DETAIL = "{pending} drivers not yet running, limit {limit}"
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class AimdLimit:
         self._decrease(0.5, now)
 
     def on_scheduled(self, pending: int) -> None:
-        """A driver got a node, ``pending`` still in flight: grow when the limit is used."""
+        """A driver left Pending, ``pending`` still in flight: grow when the limit is used."""
         s = self.settings
         if pending * 2 >= self.whole and self.latency <= s.target_latency_seconds:
             self.limit = min(self.limit + s.increase, s.maximum)

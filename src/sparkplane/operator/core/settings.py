@@ -112,7 +112,8 @@ class OperatorSettings:
     :data:`DYNAMIC_KEYS` without a restart (Apache's
     ``spark.kubernetes.operator.dynamicConfig.enabled``; default False).
     ``capacity``: the backpressure on driver creation (:class:`CapacitySettings`, an adaptive
-    in-flight limit on drivers not yet scheduled; on by default).
+    in-flight limit on drivers not yet running; on by default). ``status_first``: resources
+    whose pods changed go in the work queue's urgent lane, before new ones (default True).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -145,6 +146,7 @@ class OperatorSettings:
     #: embedding) take this process's environment, as a client does
     process: Settings = field(default_factory=Settings.load)
     capacity: CapacitySettings = field(default_factory=CapacitySettings)
+    status_first: bool = True
 
 
 #: What the operator takes from its environment (the Deployment sets ``POD_NAME`` from the

@@ -34,7 +34,6 @@ Obj = dict[str, Any]
 THROTTLE_CODES = frozenset({429, 503})
 #: An admitted app whose driver pod has not shown up this long stops counting (its create failed).
 REQUESTED_SECONDS = 60.0
-ENDED_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 def retry_after(exc: KubeError) -> float | None:
@@ -60,7 +59,7 @@ class CapacityGate:
         self.limiter = AimdLimit(self.settings)
         self._clock = clock
         self._lock = threading.Lock()
-        self._unscheduled: set[str] = set()  # driver pod uids with no node yet
+        self._unscheduled: set[str] = set()  # driver pod uids still Pending
         self._requested: dict[Hashable, float] = {}  # admitted app key -> when
         self._waiting: OrderedDict[Hashable, float] = OrderedDict()  # held app key -> since
         self._woken: dict[Hashable, float] = {}  # held app key -> last handed to the runner
@@ -83,11 +82,8 @@ class CapacityGate:
         if (meta.get("labels") or {}).get(ROLE_LABEL) != DRIVER_ROLE:
             return
         uid = str(meta.get("uid") or meta.get("name"))
-        waiting = (
-            event != "DELETED"
-            and not (pod.get("spec") or {}).get("nodeName")
-            and (pod.get("status") or {}).get("phase") not in ENDED_PHASES
-        )
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        waiting = event != "DELETED" and phase == "Pending"
         with self._lock:
             for key in keys:
                 self._requested.pop(key, None)

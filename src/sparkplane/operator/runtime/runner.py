@@ -384,7 +384,7 @@ class Operator:
                 self.capacity.on_pod(event, obj, keys)
             for key in keys:
                 if key[0] in self.resources:
-                    self.queue.add(key, urgent=True)
+                    self.queue.add(key, urgent=self.settings.status_first)
 
         return handler
 
