@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from benchmarks.kubeflow_run import BenchRun
 
 
-_CONFIG_KEYS = ("apps", "rate", "namespaces", "executors", "run_for", "instances", "workers")
+_CONFIG_KEYS = (
+    "apps", "rate", "namespaces", "executors", "run_for", "instances", "workers", "capacity",
+)  # fmt: skip
 
 
 def _last_state(history: list[str]) -> str:
@@ -34,6 +36,11 @@ def build(bench: BenchRun) -> dict[str, Any]:
     n = len(times)
     released = sorted(t.released - bench.t0 for t in times if t.released is not None)
     driver_lag = [t.driver_seen - t.submitted for t in times if t.driver_seen is not None]
+    admitted_lag = [
+        max(t.driver_seen - t.requested, 0.0)
+        for t in times
+        if t.driver_seen is not None and t.requested is not None
+    ]
     status_lag = [
         t.status_started - t.driver_running
         for t in times
@@ -81,6 +88,9 @@ def build(bench: BenchRun) -> dict[str, Any]:
         "apps_per_min_steady": steady,
         "driver_lag_s": summary(driver_lag),
         "drivers_within_60s": sum(1 for v in driver_lag if v <= 60) / max(n, 1),
+        "admission_to_driver_s": summary(admitted_lag),
+        "admitted_within_60s": sum(1 for v in admitted_lag if v <= 60) / max(len(admitted_lag), 1),
+        "apps_held_for_capacity": sum(1 for t in times if t.held),
         "status_lag_s": summary(status_lag),
         "driver_created_to_bound_s": summary(scheduling),
         "driver_bound_to_running_s": summary(starting),
@@ -108,6 +118,7 @@ def build(bench: BenchRun) -> dict[str, Any]:
             "missing_executors": len(short),
         },
         "load_average": os.getloadavg()[0],
+        "load_average_range": [min(bench.loads, default=0.0), max(bench.loads, default=0.0)],
     }
 
 
@@ -127,6 +138,9 @@ def render(r: dict[str, Any]) -> str:
         f" steady {r['apps_per_min_steady']:.0f}",
         f"submission -> driver pod: {_lag(r['driver_lag_s'])};"
         f" within 60 s: {r['drivers_within_60s'] * 100:.1f}%",
+        f"admission (DriverRequested) -> driver pod: {_lag(r['admission_to_driver_s'])};"
+        f" within 60 s: {r['admitted_within_60s'] * 100:.1f}%;"
+        f" apps held for capacity: {r['apps_held_for_capacity']}",
         f"driver phase -> app status: {_lag(r['status_lag_s'])}",
         f"driver created -> bound (scheduler): {_lag(r['driver_created_to_bound_s'])}",
         f"driver bound -> Running (KWOK): {_lag(r['driver_bound_to_running_s'])}",
@@ -138,6 +152,7 @@ def render(r: dict[str, Any]) -> str:
         f" control plane {per_app['control_plane']:.1f}",
         "peak RSS MiB: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(r["peak_rss_mib"].items())),
         f"etcd db: {etcd / 2**20:.1f} MiB" if etcd else "etcd db: unknown",
-        f"failures: {r['failures']}; load average {r['load_average']:.1f}",
+        f"failures: {r['failures']}; load average {r['load_average']:.1f}"
+        f" (during the run {r['load_average_range'][0]:.1f}-{r['load_average_range'][1]:.1f})",
     ]
     return "\n".join(lines)

@@ -38,6 +38,9 @@ STARTED = {
 }  # fmt: skip
 ENDED = {"Succeeded", "Failed", "ResourceReleased", "TerminatedWithoutReleaseResources"}
 TERMINAL = {"ResourceReleased", "TerminatedWithoutReleaseResources"}
+#: the operator as it was before issue 21 item 5: no backpressure, one lane for every key
+BEFORE = ["--no-capacity-limit", "--no-status-first"]
+WAITING = "WaitingForCapacity"  # sparkplane.operator.core.reconciler.WAITING_FOR_CAPACITY
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class Config:
     timeout: float = 3600.0
     state_dir: str | None = None  # the dev cluster's, to find its processes
     quiet: bool = False
+    capacity: bool = True  # the operator's backpressure (False: without it and the urgent lane)
 
 
 @dataclass
@@ -65,6 +69,8 @@ class Times:
     driver_done: float | None = None
     status_started: float | None = None
     status_done: float | None = None
+    requested: float | None = None  # the status says DriverRequested: admitted by the operator
+    held: bool = False  # the status said WaitingForCapacity at some point
     released: float | None = None
     state: str = ""
     history: list[str] = field(default_factory=list)
@@ -130,6 +136,7 @@ class BenchRun:
         self.create_seconds: list[float] = []
         self.create_errors = 0
         self.cpu0: dict[str, float] = {}
+        self.loads: list[float] = []  # 1-minute load average, sampled every progress line
 
     # -- set-up -----------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -175,7 +182,8 @@ class BenchRun:
             )
             argv = [exe, "operator", "run", "--kubeconfig", kc, *watch, *shard,
                     "--workers", str(self.config.workers), "--lease-namespace", self.namespaces[0],
-                    "--lease-name", f"bench-lock-{i}"]  # fmt: skip
+                    "--lease-name", f"bench-lock-{i}",
+                    *([] if self.config.capacity else BEFORE)]  # fmt: skip
             self._spawn(f"operator-{i}", argv)
         deadline = time.monotonic() + 120
         for i in range(self.config.instances):
@@ -212,6 +220,10 @@ class BenchRun:
             if t is None:
                 return
             t.state = state
+            message = str((status.get("currentState") or {}).get("message") or "")
+            t.held = t.held or message.startswith(WAITING)
+            if t.requested is None and "DriverRequested" in seen:
+                t.requested = now
             if t.status_started is None and seen & STARTED:
                 t.status_started = now
             if t.status_done is None and state in ENDED:
@@ -282,6 +294,7 @@ class BenchRun:
         drivers = sum(1 for t in times if t.driver_seen)
         done = sum(1 for t in times if t.released)
         load = os.getloadavg()[0]
+        self.loads.append(load)
         self.say(
             f"  t={time.monotonic() - self.t0:6.0f}s submitted={len(times)}"
             f" drivers={drivers} released={done} load={load:.1f}"

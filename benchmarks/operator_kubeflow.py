@@ -66,6 +66,11 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--state-dir", help="dev cluster state dir (default: the kubeconfig's)")
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--no-capacity-limit",
+        action="store_true",
+        help="the operator as before: no backpressure, no urgent lane",
+    )
     args = parser.parse_args()
     if not args.kubeconfig:
         parser.error("--kubeconfig (or SPARKPLANE_KUBECONFIG) is required")
@@ -81,6 +86,7 @@ def main() -> None:
         nodes=args.nodes,
         timeout=args.timeout,
         state_dir=args.state_dir,
+        capacity=not args.no_capacity_limit,
     )
     print(f"config: {json.dumps(asdict(config))}", flush=True)
     started = time.monotonic()

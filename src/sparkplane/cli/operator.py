@@ -17,6 +17,7 @@ from sparkplane.cli.console import out, progress
 from sparkplane.cli.options import Context, Kubeconfig, client, make_kube
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.kube import Kube, connect
+from sparkplane.operator.core.capacity import CapacitySettings
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.operator.core.settings import Limits, merge
 from sparkplane.operator.deploy import manifests as deploy
@@ -204,6 +205,39 @@ def run(
             "spark.dynamicAllocation.*Executors); the default maxExecutors of dynamic allocation.",
         ),
     ] = Limits.max_executors,
+    capacity_limit: Annotated[
+        bool,
+        typer.Option(
+            "--capacity-limit/--no-capacity-limit",
+            help="Create drivers only while the cluster keeps up (an adaptive limit on drivers "
+            'not yet scheduled; docs/operator.md, "Backpressure").',
+        ),
+    ] = CapacitySettings.enabled,
+    status_first: Annotated[
+        bool,
+        typer.Option(
+            "--status-first/--no-status-first",
+            help="Reconcile apps whose pods changed before new apps (the queue's urgent lane).",
+        ),
+    ] = True,
+    capacity_initial: Annotated[
+        float,
+        typer.Option("--capacity-initial", min=1, help="The in-flight limit's starting value."),
+    ] = CapacitySettings.initial,
+    capacity_minimum: Annotated[
+        float, typer.Option("--capacity-minimum", min=1, help="The in-flight limit's floor.")
+    ] = CapacitySettings.minimum,
+    capacity_maximum: Annotated[
+        float, typer.Option("--capacity-maximum", min=1, help="The in-flight limit's ceiling.")
+    ] = CapacitySettings.maximum,
+    capacity_target_latency: Annotated[
+        float,
+        typer.Option(
+            "--capacity-target-latency",
+            min=0.01,
+            help="Seconds: the operator's mean API request latency above which the limit shrinks.",
+        ),
+    ] = CapacitySettings.target_latency_seconds,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
     """Run the operator in this process until interrupted.
@@ -243,6 +277,12 @@ def run(
         "pod_template_dir": pod_template_dir,
         "pod_policy_allow": tuple(pod_policy_allow or ()),
         "dynamic_config": dynamic_config,
+        "status_first": status_first,
+        "capacity_enabled": capacity_limit,
+        "capacity_initial": capacity_initial,
+        "capacity_minimum": capacity_minimum,
+        "capacity_maximum": capacity_maximum,
+        "capacity_target_latency_seconds": capacity_target_latency,
     }
     settings = merge(flags, os.environ)  # the one place: defaults, environment, flags
     scope = ", ".join(watched) if watched else "all namespaces"

@@ -50,6 +50,9 @@ class Observed:
     SparkApplication observed; a driver pod another uid controls is never its (issue 27).
     ``kueue``: the API server serves Kueue's Workloads (the operator watches them).
     ``workloads``: the Kueue Workloads this SparkApplication controls (any attempt).
+    ``held``: why the runner's backpressure (:mod:`~sparkplane.operator.core.capacity`) does
+    not let this app's driver be created now (empty: it may be); ``held_recheck``: seconds
+    before the held app is looked at again at the latest (the runner wakes it sooner).
     """
 
     pods: tuple[Obj, ...] = ()
@@ -61,6 +64,8 @@ class Observed:
     owner: str = ""
     kueue: bool = False
     workloads: tuple[Obj, ...] = ()
+    held: str = ""
+    held_recheck: float = 30.0
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:

@@ -427,10 +427,30 @@ def _initialize(p: _Pass, state: A) -> bool:
         return True
     if p.queue is not None:
         return _enqueue(p, state, built)
+    if p.observed.held:
+        _hold(p)
+        return False
     p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
     p.creating = True
     p.go(A.DRIVER_REQUESTED, f"Driver pod {built.driver_name} requested")
     return True
+
+
+WAITING_FOR_CAPACITY = "WaitingForCapacity"
+"""The word a held app's ``currentState.message`` starts with (the operator's backpressure)."""
+
+
+def _hold(p: _Pass) -> None:
+    """The runner's backpressure holds this app's driver back: it stays in its state, its
+    ``currentState.message`` says so (``sparkplane get``/``kubectl get -o yaml``); the history
+    is left alone and the next state replaces the message. Written once: the reason's words
+    are constant (the numbers change every time, the runner's metric and log carry them)."""
+    assert p.status is not None
+    current = dict(p.status.get("currentState") or {})
+    message = f"{WAITING_FOR_CAPACITY}: {p.observed.held}"
+    if current.get("message") != message:
+        p.status = {**p.status, "currentState": {**current, "message": message}}
+    p.requeue_in(p.observed.held_recheck)
 
 
 NO_KUEUE = (

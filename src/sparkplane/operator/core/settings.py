@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparkplane.operator.core.capacity import CapacitySettings
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME
 from sparkplane.security.rules import OPERATOR_DYNAMIC_CONFIG
 from sparkplane.settings import Settings
@@ -110,6 +111,9 @@ class OperatorSettings:
     :data:`DYNAMIC_CONFIG_NAME`, Apache's) in ``lease_namespace`` (its own) and apply its
     :data:`DYNAMIC_KEYS` without a restart (Apache's
     ``spark.kubernetes.operator.dynamicConfig.enabled``; default False).
+    ``capacity``: the backpressure on driver creation (:class:`CapacitySettings`, an adaptive
+    in-flight limit on drivers not yet running; on by default). ``status_first``: resources
+    whose pods changed go in the work queue's urgent lane, before new ones (default True).
     """
 
     namespaces: tuple[str, ...] = ()
@@ -141,6 +145,8 @@ class OperatorSettings:
     #: friends); :func:`merge` reads them with the rest, and settings built directly (tests,
     #: embedding) take this process's environment, as a client does
     process: Settings = field(default_factory=Settings.load)
+    capacity: CapacitySettings = field(default_factory=CapacitySettings)
+    status_first: bool = True
 
 
 #: What the operator takes from its environment (the Deployment sets ``POD_NAME`` from the
@@ -148,13 +154,16 @@ class OperatorSettings:
 ENVIRONMENT = {"POD_NAME": "identity"}
 _LIMITS = frozenset(f.name for f in dataclasses.fields(Limits))
 _RECONCILE = frozenset(f.name for f in dataclasses.fields(ReconcileSettings)) - {"limits"}
+#: flat keys of :func:`merge` for :class:`CapacitySettings` (``capacity_maximum`` -> ``maximum``)
+CAPACITY_PREFIX = "capacity_"
 
 
 def merge(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> OperatorSettings:
     """The operator's settings: the defaults, then ``environ`` (:data:`ENVIRONMENT`), then
     ``flags`` (the last wins). ``flags`` are keyed by field name, flat: an
     :class:`OperatorSettings` field, a :class:`ReconcileSettings` one (``operator_name``...) or
-    a :class:`Limits` one (``max_executors``...). Without ``renew_seconds``, a
+    a :class:`Limits` one (``max_executors``...) or a :class:`CapacitySettings` one prefixed
+    ``capacity_`` (``capacity_enabled``, ``capacity_maximum``...). Without ``renew_seconds``, a
     ``lease_seconds`` flag also sets it (a quarter of the lease, at most the default), so a
     short lease is renewed in time. An unknown key is a TypeError (a caller's bug)."""
     values: dict[str, Any] = {
@@ -165,10 +174,16 @@ def merge(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) ->
     reconcile = ReconcileSettings(
         **{k: values.pop(k) for k in _RECONCILE & values.keys()}, limits=limits
     )
+    capacity = CapacitySettings(
+        **{
+            k.removeprefix(CAPACITY_PREFIX): values.pop(k)
+            for k in [k for k in values if k.startswith(CAPACITY_PREFIX)]
+        }
+    )
     values.setdefault("process", Settings.load(environ or {}))
     if "lease_seconds" in values and "renew_seconds" not in values:
         values["renew_seconds"] = min(OperatorSettings.renew_seconds, values["lease_seconds"] / 4)
-    return OperatorSettings(**values, reconcile=reconcile)
+    return OperatorSettings(**values, reconcile=reconcile, capacity=capacity)
 
 
 #: The ConfigMap of the dynamic configuration (Apache's chart's name), in the operator's

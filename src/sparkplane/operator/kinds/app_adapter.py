@@ -10,7 +10,11 @@ resource's), and which SparkCluster of its namespace an app's ``spark.master`` n
 runner's SparkCluster cache: its driver gets that cluster's secret), and, when Kueue is served,
 the Workloads of queued apps (:class:`~.kueue_io.WorkloadIndex`, by uid too: an admission or an
 eviction wakes the app). Decisions come from the pure
-:func:`~sparkplane.operator.core.reconciler.decide`.
+:func:`~sparkplane.operator.core.reconciler.decide`. With a capacity gate (the runner's
+backpressure, :mod:`sparkplane.operator.core.capacity`), a decision that would create a driver
+asks it first; held back, the app is decided again as held (it stays in its state, its status
+says ``WaitingForCapacity``). Only Apache's SparkApplications are gated (the v1beta2 and
+SparkConnect adapters decide through this one with ``gate=False``).
 
 Called by the runner (through :mod:`sparkplane.operator.runtime.loop`). Writes nothing.
 """
@@ -26,7 +30,8 @@ from typing import Any
 
 from sparkplane.kube import Kube
 from sparkplane.operator.core import standalone_auth
-from sparkplane.operator.core.decision import Decision
+from sparkplane.operator.core.capacity import Gate
+from sparkplane.operator.core.decision import CreateResources, Decision
 from sparkplane.operator.core.driver import template_files
 from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL
 from sparkplane.operator.core.observe import Observed
@@ -66,6 +71,7 @@ class AppAdapter:
         cluster_exists: Callable[[str, str], bool] = lambda namespace, name: False,
         *,
         kueue: bool = False,
+        capacity: Gate | None = None,
     ) -> None:
         self.kube, self.settings, self.clock = kube, settings, clock
         self.template_loader = template_loader
@@ -74,6 +80,7 @@ class AppAdapter:
         self._index = PodIndex(TOMBSTONE_SECONDS)
         self.kueue = kueue  # Kueue's Workloads are served: watched, and queued apps wait on them
         self._workloads = WorkloadIndex()
+        self.capacity = capacity  # the runner's backpressure on driver creation (None: none)
 
     def watches(self) -> Sequence[Watch]:
         selector = f"{OPERATOR_NAME_LABEL}={self.settings.operator_name}"
@@ -137,9 +144,11 @@ class AppAdapter:
             workloads=workloads,
         )
 
-    def decide(self, cr: Obj, *, create_error: str | None = None) -> Decision:
+    def decide(self, cr: Obj, *, create_error: str | None = None, gate: bool = True) -> Decision:
         observed = replace(self.observe(cr), create_error=create_error)
         decision = decide(cr, observed, self.clock(), self.settings)
+        if gate and self.capacity is not None:
+            decision, observed = self._gated(cr, observed, decision)
         if decision.check_driver:  # absent from the cache: a live read before concluding
             namespace = str(cr["metadata"]["namespace"])
             pod = self.kube.get_or_none("v1", "Pod", decision.check_driver, namespace)
@@ -150,3 +159,25 @@ class AppAdapter:
             observed = replace(observed, pods=pods, driver_absent=pod is None)
             decision = decide(cr, observed, self.clock(), self.settings)
         return decision
+
+    def _gated(self, cr: Obj, observed: Observed, decision: Decision) -> tuple[Decision, Observed]:
+        """``decision`` if it creates no driver or the gate admits it; else decided as held."""
+        assert self.capacity is not None
+        meta = cr["metadata"]
+        key = (APP, str(meta["namespace"]), str(meta["name"]))
+        if not creates_driver(decision):
+            self.capacity.forget(key)
+            return decision, observed
+        verdict = self.capacity.admit(key)
+        if verdict.admitted:
+            return decision, observed
+        held = replace(observed, held=verdict.reason)
+        return decide(cr, held, self.clock(), self.settings), held
+
+
+def creates_driver(decision: Decision) -> bool:
+    """``decision`` creates a driver pod (not only a Kueue Workload)."""
+    return any(
+        isinstance(a, CreateResources) and any(o.get("kind") == "Pod" for o in a.objects)
+        for a in decision.actions
+    )

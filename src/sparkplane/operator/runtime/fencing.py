@@ -21,7 +21,9 @@ leftover ConfigMaps and Services (:mod:`sparkplane.operator.runtime.sweep`). Cal
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
 
 from sparkplane.errors import SparkplaneError
 from sparkplane.kube import Kube
@@ -40,6 +42,23 @@ class FencedKube(Kube):
         self.may_write = may_write
         self.refused = 0  # writes not sent because the lease was not held
         self.before_write = self._check
+        #: Told each request's duration and failure (the backpressure's signals:
+        #: :meth:`sparkplane.operator.runtime.capacity.CapacityGate.on_request`); None: no one.
+        self.on_request: Callable[[float, Exception | None], None] | None = None
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        if self.on_request is None:
+            return super().request(method, path, **kwargs)
+        started = time.monotonic()
+        try:
+            result = super().request(method, path, **kwargs)
+        except LostLease:
+            raise
+        except Exception as exc:
+            self.on_request(time.monotonic() - started, exc)
+            raise
+        self.on_request(time.monotonic() - started, None)
+        return result
 
     def _check(self, method: str, path: str) -> None:
         if not self.may_write():

@@ -46,6 +46,23 @@ class _StateCollector(Collector):
         yield family
 
 
+CAPACITY_GAUGES = {
+    "limit": "The adaptive limit on drivers not yet scheduled (backpressure).",
+    "in_flight": "Drivers created and not yet scheduled (or not yet seen).",
+    "held": "SparkApplications waiting for capacity before their driver is created.",
+}
+
+
+class _CapacityCollector(Collector):
+    def __init__(self, source: Callable[[], dict[str, float]]) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        values = self.source()
+        for name, doc in CAPACITY_GAUGES.items():
+            yield GaugeMetricFamily(f"sparkplane_operator_capacity_{name}", doc, values[name])
+
+
 class OperatorMetrics:
     """The operator's metrics in their own registry."""
 
@@ -85,6 +102,12 @@ class OperatorMetrics:
         """Export ``sparkplane_operator_<kind>{state}`` from ``source`` (a cache reader)."""
         name = f"sparkplane_operator_{kind}"
         self.registry.register(_StateCollector(name, f"Number of {kind} per state.", source))
+        return self
+
+    def watch_capacity(self, source: Callable[[], dict[str, float]]) -> OperatorMetrics:
+        """Export the backpressure's ``sparkplane_operator_capacity_<name>`` gauges from
+        ``source`` (``limit``, ``in_flight``, ``held``: :class:`.capacity.CapacityGate`)."""
+        self.registry.register(_CapacityCollector(source))
         return self
 
     def observe(self, transition: Transition) -> None:

@@ -41,6 +41,7 @@ from sparkplane.operator.kinds.kubeflow_io import KubeflowAdapter
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.operator.kinds.scheduled_io import ScheduleAdapter
 from sparkplane.operator.runtime import actions, loop, sweep
+from sparkplane.operator.runtime.capacity import CapacityGate
 from sparkplane.operator.runtime.deletions import DeletionArchiver
 from sparkplane.operator.runtime.dynamic import DynamicConfig
 from sparkplane.operator.runtime.fencing import FencedKube
@@ -80,7 +81,12 @@ class Operator:
         self.name = self.settings.reconcile.operator_name
         self.elector: LeaderElector | None = None
         self.reader = kube
-        self.kube: Kube = FencedKube(kube, self.may_write)
+        fenced = FencedKube(kube, self.may_write)
+        self.kube: Kube = fenced
+        # backpressure on driver creation (issue 21 item 5): fed by every request and pod event
+        self.capacity = CapacityGate(self.settings.capacity)
+        if self.settings.capacity.enabled:
+            fenced.on_request = self.capacity.on_request
         self.queue: WorkQueue[Key] = WorkQueue(
             base_delay=self.settings.base_retry_seconds, max_delay=self.settings.max_retry_seconds
         )
@@ -97,6 +103,7 @@ class Operator:
             loader,
             cluster_exists=self._cluster_exists,
             kueue=kueue_io.served(kube),  # Kueue installed: queued apps wait for its admission
+            capacity=self.capacity if self.settings.capacity.enabled else None,
         )
         self.adapters: dict[str, loop.Adapter] = {AppAdapter.kind: self.app_adapter}
         limits = self.settings.reconcile.limits
@@ -139,6 +146,7 @@ class Operator:
         self._threads: list[threading.Thread] = []
         self.metrics.watch_states("applications", lambda: self.cached(SPARK_APPLICATION))
         self.metrics.watch_states("clusters", lambda: self.cached(SPARK_CLUSTER))
+        self.metrics.watch_capacity(self.capacity.snapshot)
 
     def _informers_in(
         self, ns: str | None, selector: str | None
@@ -196,6 +204,8 @@ class Operator:
         for i in range(max(self.settings.workers, 1)):
             self._spawn(self._work, f"reconcile-{i}")
         self._spawn(self._resync, "resync")
+        if self.settings.capacity.enabled:
+            self._spawn(self._wake_held, "capacity")
         if self.settings.leader_election:
             self.elector = LeaderElector(
                 self.reader,
@@ -355,6 +365,7 @@ class Operator:
                 if event == "DELETED":
                     self._written.pop(key, None)
                     self._reported.pop(key, None)
+                    self.capacity.forget(key)
                     return
                 mine = self._written.get(key)
             if mine is not None and _rv(mine) == _rv(obj):
@@ -364,13 +375,25 @@ class Operator:
         return handler
 
     def _on_secondary(self, watch: loop.Watch) -> Callable[[str, Obj], None]:
+        """A pod (or Workload) changed: its resource goes in the queue's URGENT lane (its
+        status follows what it observes, and is written before new apps get drivers)."""
+
         def handler(event: str, obj: Obj) -> None:
-            keys: Iterable[Key] = watch.on_event(event, obj)
+            keys = tuple(watch.on_event(event, obj))
+            if watch.kind == "Pod":
+                self.capacity.on_pod(event, obj, keys)
             for key in keys:
                 if key[0] in self.resources:
-                    self.queue.add(key)
+                    self.queue.add(key, urgent=self.settings.status_first)
 
         return handler
+
+    def _wake_held(self) -> None:
+        """Queue the apps held for capacity that may be admitted now, oldest first."""
+        every = self.settings.capacity.retry_seconds / 2
+        while not self._stopping.wait(every):
+            for key in self.capacity.wake():
+                self.queue.add(key)  # type: ignore[arg-type]
 
     def _resync(self) -> None:
         last = last_sweep = time.monotonic()

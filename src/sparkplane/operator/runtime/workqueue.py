@@ -5,6 +5,13 @@ it is added; a key being processed is never handed to a second worker at the sam
 meanwhile marks it dirty, and it is queued again when the worker calls :meth:`done`); ``add_after``
 schedules a key for later (the earliest request wins); ``add_rate_limited`` backs off
 exponentially per key until :meth:`forget`. Called by the operator runner. Thread-safe, no I/O.
+
+Two lanes: ``add(key, urgent=True)`` puts a key in the urgent lane, which :meth:`get` always
+empties first; a key already waiting in the normal lane moves up. The operator adds a resource
+whose observed pods changed as urgent (its status must follow its pods: a status write), and new
+or resynced resources as normal (typically a driver to create), so under overload the status of
+running apps is written first and new apps wait (issue 21 item 5). Delayed and rate-limited adds
+go to the normal lane.
 """
 
 from __future__ import annotations
@@ -33,9 +40,10 @@ class WorkQueue(Generic[K]):
         self._clock = clock
         self._cond = threading.Condition()
         self._queue: deque[K] = deque()
-        self._queued: set[K] = set()
+        self._urgent: deque[K] = deque()
+        self._queued: dict[K, bool] = {}  # key -> in the urgent lane (stale deque entries skipped)
         self._processing: set[K] = set()
-        self._dirty: set[K] = set()
+        self._dirty: dict[K, bool] = {}
         self._delayed: list[tuple[float, int, K]] = []
         self._due: dict[K, float] = {}
         self._failures: dict[K, int] = {}
@@ -44,23 +52,29 @@ class WorkQueue(Generic[K]):
 
     def __len__(self) -> int:
         with self._cond:
-            return len(self._queue)
+            return len(self._queued)
 
-    def add(self, key: K) -> None:
-        """Queue ``key`` now (no-op if already queued)."""
+    def urgent(self) -> int:
+        """How many keys wait in the urgent lane."""
         with self._cond:
-            self._add_locked(key)
+            return sum(1 for lane in self._queued.values() if lane)
 
-    def _add_locked(self, key: K) -> None:
+    def add(self, key: K, *, urgent: bool = False) -> None:
+        """Queue ``key`` now (no-op if already queued in that lane or a more urgent one)."""
+        with self._cond:
+            self._add_locked(key, urgent)
+
+    def _add_locked(self, key: K, urgent: bool = False) -> None:
         if self._shutdown:
             return
         self._due.pop(key, None)
         if key in self._processing:
-            self._dirty.add(key)
+            self._dirty[key] = self._dirty.get(key, False) or urgent
             return
-        if key not in self._queued:
-            self._queued.add(key)
-            self._queue.append(key)
+        lane = self._queued.get(key)
+        if lane is None or (urgent and not lane):
+            self._queued[key] = urgent
+            (self._urgent if urgent else self._queue).append(key)
             self._cond.notify()
 
     def add_after(self, key: K, delay: float) -> None:
@@ -103,10 +117,8 @@ class WorkQueue(Generic[K]):
                 self._promote_locked()
                 if self._shutdown:
                     return None
-                if self._queue:
-                    key = self._queue.popleft()
-                    self._queued.discard(key)
-                    self._processing.add(key)
+                key = self._pop_locked()
+                if key is not None:
                     return key
                 wait = None
                 if self._delayed:
@@ -117,6 +129,17 @@ class WorkQueue(Generic[K]):
                         return None
                     wait = left if wait is None else min(wait, left)
                 self._cond.wait(wait)
+
+    def _pop_locked(self) -> K | None:
+        """The first key of the urgent lane, else of the normal one (marked as processing)."""
+        for lane, urgent in ((self._urgent, True), (self._queue, False)):
+            while lane:
+                key = lane.popleft()
+                if self._queued.get(key) is urgent:  # else moved up, or a stale entry
+                    del self._queued[key]
+                    self._processing.add(key)
+                    return key
+        return None
 
     def _promote_locked(self) -> None:
         now = self._clock()
@@ -130,8 +153,7 @@ class WorkQueue(Generic[K]):
         with self._cond:
             self._processing.discard(key)
             if key in self._dirty:
-                self._dirty.discard(key)
-                self._add_locked(key)
+                self._add_locked(key, self._dirty.pop(key))
 
     def shutdown(self) -> None:
         with self._cond:
