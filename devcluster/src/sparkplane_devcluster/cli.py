@@ -128,8 +128,11 @@ def build(
         from sparkplane_devcluster.images import ensure_images
         from sparkplane_devcluster.nodebuild import ensure_node_binaries
 
+        from sparkplane_devcluster.traefik import ensure_traefik
+
         ensure_node_binaries(cache, progress)
         ensure_images(cache, progress)
+        ensure_traefik(cache, progress)  # the ingress controller (`traefik up`)
     write(str(bins.kube_apiserver.parent.parent))
 
 
@@ -268,6 +271,26 @@ def kueue_up(state_dir: StateDir = None) -> None:
 
     started = _cluster(state_dir).kueue_up(progress)
     note(f"kueue v{KUEUE} {'started' if started else 'already running'}")
+
+
+traefik_app = typer.Typer(
+    help="Traefik (a real ingress controller) on the real-node dev cluster, started only when "
+    "asked.",
+    no_args_is_help=True,
+)
+app.add_typer(traefik_app, name="traefik")
+
+
+@traefik_app.command("up")
+def traefik_up(state_dir: StateDir = None) -> None:
+    """Start Traefik on the running real-node dev cluster (built once, cached): its least-
+    privilege identity, the default IngressClass `traefik`, TLS on 127.0.0.1; idempotent."""
+    from sparkplane_devcluster.traefik import TRAEFIK
+
+    cluster = _cluster(state_dir)
+    started = cluster.traefik_up(progress)
+    note(f"traefik v{TRAEFIK} {'started' if started else 'already running'}")
+    write(f"https://127.0.0.1:{cluster.ports.traefik}")
 
 
 @kueue_app.command("queues")

@@ -83,6 +83,16 @@ class Ports:
         """Kueue's health probes (``/readyz``)."""
         return self.base + 16
 
+    @property
+    def traefik(self) -> int:
+        """Traefik's TLS entry point (``traefik up``, real-node cluster only)."""
+        return self.base + 17
+
+    @property
+    def traefik_admin(self) -> int:
+        """Traefik's ping and JSON API."""
+        return self.base + 18
+
     def named(self) -> dict[str, int]:
         """Every port with the component that binds it (for "port in use" errors)."""
         return {
@@ -105,6 +115,8 @@ class Ports:
             "seaweedfs (S3 gRPC)": self.seaweedfs[7],
             "kueue (webhooks)": self.kueue_webhook,
             "kueue (health)": self.kueue_health,
+            "traefik (TLS)": self.traefik,
+            "traefik (ping, API)": self.traefik_admin,
         }
 
 
