@@ -127,7 +127,6 @@ def build(
     if real_node:
         from sparkplane_devcluster.images import ensure_images
         from sparkplane_devcluster.nodebuild import ensure_node_binaries
-
         from sparkplane_devcluster.traefik import ensure_traefik
 
         ensure_node_binaries(cache, progress)

@@ -57,7 +57,7 @@ PROCESS = "traefik"
 FIELD_MANAGER = "sparkplane-dev-cluster"
 Progress = Callable[[str], None]
 
-EXT_GO = '''// Package ext: the extension points of Traefik's dynamic configuration, empty in this build.
+EXT_GO = """// Package ext: Traefik's dynamic configuration extensions, empty in this build.
 package ext
 
 // HTTP extends dynamic.HTTP (nothing here).
@@ -71,8 +71,8 @@ type RouterIng struct{}
 
 // ToRouter is the Router of these annotations (empty).
 func (RouterIng) ToRouter() Router { return Router{} }
-'''
-CHECK_SECRET_GO = '''package auth
+"""
+CHECK_SECRET_GO = """package auth
 
 import (
 	"net/http"
@@ -91,7 +91,7 @@ func checkSecretUpstream(password, secret string) bool {
 	req.SetBasicAuth("user", password)
 	return ba.CheckAuth(req) != ""
 }
-'''
+"""
 #: (file, text replaced, replacement): each must match exactly once, else the build fails
 PATCHES = (
     ("pkg/provider/acme/provider.go", '\t"github.com/go-acme/lego/v5/providers/dns"\n', ""),
@@ -202,7 +202,11 @@ def objects() -> list[dict[str, Any]]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRoleBinding",
             "metadata": {"name": role},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": role,
+            },
             "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": NAMESPACE}],
         },
         {
@@ -256,6 +260,6 @@ def env(kubeconfig: Path) -> dict[str, str]:
 def routers(admin_port: int) -> list[dict[str, Any]]:
     """The HTTP routers Traefik serves now (its JSON API)."""
     url = f"http://127.0.0.1:{admin_port}/api/http/routers"
-    with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (loopback, http)
+    with urllib.request.urlopen(url, timeout=5) as answer:
         found: list[dict[str, Any]] = json.loads(answer.read())
     return found

@@ -69,9 +69,7 @@ class Exposure:
 def problems(expose: str | None, host: str | None, port: int) -> list[Problem]:
     """The exposure options' problems that need no cluster (pure)."""
     if expose is None:
-        return (
-            [Problem("host", "given without --expose", "add --expose ingress")] if host else []
-        )
+        return [Problem("host", "given without --expose", "add --expose ingress")] if host else []
     if expose not in EXPOSE_KINDS:
         return [Problem("expose", f"{expose!r} is not one of {', '.join(EXPOSE_KINDS)}", "")]
     found = []
@@ -79,7 +77,9 @@ def problems(expose: str | None, host: str | None, port: int) -> list[Problem]:
         found.append(Problem("host", "required with --expose ingress", "e.g. spark.example.com"))
     elif not is_dns1123_subdomain(host) or host.replace(".", "").isdigit():
         found.append(
-            Problem("host", f"{host!r} is not a DNS name (no port, no IP)", "e.g. spark.example.com")
+            Problem(
+                "host", f"{host!r} is not a DNS name (no port, no IP)", "e.g. spark.example.com"
+            )
         )
     if not 0 < port < 65536:
         found.append(Problem("ingress_port", f"{port} is not a port", "e.g. 443"))

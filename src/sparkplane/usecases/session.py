@@ -60,9 +60,9 @@ from sparkplane.model import session as model
 from sparkplane.model.apps import App
 from sparkplane.model.progress import SparkProgress
 from sparkplane.settings import Settings
-from sparkplane.usecases import exposure
 from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT, CONNECT_PORT_CONF, connect_jar
 from sparkplane.spec.kubeflow_connect import CONNECT_NAME_LABEL
+from sparkplane.usecases import exposure
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
