@@ -44,7 +44,7 @@ from sparkplane.settings import Settings
 from sparkplane.usecases.session import saved_ca, saved_token
 from sparkplane.vocab import SESSION_LABEL
 from sparkplane_devcluster import DevCluster
-from sparkplane_devcluster.traefik import routers
+from sparkplane_devcluster.traefik import serves_certificate
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import SERVICE_ACCOUNT
 from tests.realnode.jupyter import run_notebook
@@ -170,11 +170,8 @@ def test_session_flow(
     url, ca = held.external_url(), saved_ca(settings, sp.kube, namespace, "nb")
     assert url == f"sc://{HOST}:{ingress_port}/;use_ssl=true;token={token}" and ca, (url, ca)
     assert held.ca_file == ca
-    wait_for(
-        lambda: any(
-            f"Host(`{HOST}`)" in r.get("rule", "")
-            for r in routers(real_cluster.ports.traefik_admin)
-        ),
+    wait_for(  # Traefik serves the session's certificate once it has loaded its Ingress
+        lambda: serves_certificate(ingress_port, HOST, ca),
         timeout=60,
         what="Traefik to route the session's Ingress",
     )

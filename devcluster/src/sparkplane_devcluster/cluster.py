@@ -475,12 +475,12 @@ class DevCluster:
             state = self._read_state()
             pids: dict[str, dict[str, Any]] = dict(state.get("processes", {}))
             self._extra = {k: v for k, v in state.items() if k not in ("port_base", "processes")}
-            argv = traefik.argv(binary, self.ports.traefik, self.ports.traefik_admin)
+            argv = traefik.argv(binary, self.ports.traefik)
             pid, name, log = self._launch(traefik.PROCESS, argv, pids, traefik.env(config))
             try:
                 process.wait_until(
                     "traefik",
-                    lambda: process.http_ok(f"http://127.0.0.1:{self.ports.traefik_admin}/ping"),
+                    lambda: process.http_ok(f"https://127.0.0.1:{self.ports.traefik}/ping"),
                     timeout=self.settings.start_timeout,
                     pid=pid,
                     binary=name,

@@ -85,12 +85,8 @@ class Ports:
 
     @property
     def traefik(self) -> int:
-        """Traefik's TLS entry point (``traefik up``, real-node cluster only)."""
-        return self.base + 17
-
-    @property
-    def traefik_admin(self) -> int:
-        """Traefik's ping and JSON API."""
+        """Traefik's TLS entry point and ping (``traefik up``, real-node cluster only); base + 17
+        stays free: tests/realnode/test_kubeflow_clients.py runs an Airflow there."""
         return self.base + 18
 
     def named(self) -> dict[str, int]:
@@ -116,7 +112,6 @@ class Ports:
             "kueue (webhooks)": self.kueue_webhook,
             "kueue (health)": self.kueue_health,
             "traefik (TLS)": self.traefik,
-            "traefik (ping, API)": self.traefik_admin,
         }
 
 

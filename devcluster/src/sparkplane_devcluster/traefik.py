@@ -28,9 +28,11 @@ rules Traefik's docs list for its Ingress provider (services, secrets, endpoints
 ingresses and ingressclasses read; ingresses/status update), never the admin's; its
 kubeconfig is a TokenRequest token (7 days, re-minted on each start).
 
-Ports (from the cluster's port base, :class:`.components.Ports`): the TLS entry point
-``websecure`` on ``127.0.0.1:<traefik>`` (TLS on every router: a cleartext client is refused)
-and ``ping`` + the JSON API (routers, no dashboard) on ``127.0.0.1:<traefik_admin>``.
+Port (from the cluster's port base, :class:`.components.Ports`): one entry point, ``websecure``
+on ``127.0.0.1:<traefik>``, TLS on every router (a cleartext client is refused), which also
+answers ``/ping`` (with Traefik's default certificate). Traefik serves an Ingress's certificate
+for its host once it has loaded its routes (:func:`serves_certificate`): that is how a caller
+waits for a new Ingress to be routed.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+import ssl
 import tempfile
-import urllib.request
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -232,16 +235,13 @@ def install(kube: Any, kubeconfig: Path) -> None:
     write_private(kubeconfig, minted.text())
 
 
-def argv(binary: Path, port: int, admin_port: int) -> list[str]:
+def argv(binary: Path, port: int) -> list[str]:
     return [
         str(binary),
         f"--entryPoints.websecure.address=127.0.0.1:{port}",
         "--entryPoints.websecure.http.tls=true",
-        f"--entryPoints.traefik.address=127.0.0.1:{admin_port}",
         "--ping=true",
-        "--api=true",
-        "--api.insecure=true",
-        "--api.dashboard=false",
+        "--ping.entryPoint=websecure",
         "--providers.kubernetesingress=true",
         "--providers.kubernetesingress.ingressEndpoint.ip=127.0.0.1",
         "--global.checkNewVersion=false",
@@ -257,9 +257,15 @@ def env(kubeconfig: Path) -> dict[str, str]:
     return out
 
 
-def routers(admin_port: int) -> list[dict[str, Any]]:
-    """The HTTP routers Traefik serves now (its JSON API)."""
-    url = f"http://127.0.0.1:{admin_port}/api/http/routers"
-    with urllib.request.urlopen(url, timeout=5) as answer:
-        found: list[dict[str, Any]] = json.loads(answer.read())
-    return found
+def serves_certificate(port: int, host: str, ca_file: Path) -> bool:
+    """Whether Traefik on ``port`` answers a TLS client for ``host`` with a certificate that
+    ``ca_file`` verifies (its default certificate does not: the Ingress is not loaded yet)."""
+    context = ssl.create_default_context(cafile=str(ca_file))
+    try:
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=5) as sock,
+            context.wrap_socket(sock, server_hostname=host),
+        ):
+            return True
+    except (OSError, ssl.SSLError):
+        return False

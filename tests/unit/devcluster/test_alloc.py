@@ -61,15 +61,15 @@ def test_indexes_in_use_from_addresses_and_routes() -> None:
     assert alloc.indexes_in_networks(networks) == {5, 9, 20, 30, 31}
 
 
-def test_port_ranges_overlap_within_seventeen() -> None:
+def test_port_ranges_overlap_within_nineteen() -> None:
     other = Claim(Path("/tmp/other"), 18420)
     assert alloc.port_overlap(18420, [other]) == other
-    assert alloc.port_overlap(18404, [other]) == other  # 18404..18420
-    assert alloc.port_overlap(18436, [other]) == other
-    assert alloc.port_overlap(18403, [other]) is None
-    assert alloc.port_overlap(18437, [other]) is None
+    assert alloc.port_overlap(18402, [other]) == other  # 18402..18420
+    assert alloc.port_overlap(18438, [other]) == other
+    assert alloc.port_overlap(18401, [other]) is None
+    assert alloc.port_overlap(18439, [other]) is None
     message = alloc.port_overlap_message(Path("/tmp/me"), 18423, other)
-    assert "18423-18439" in message and "18420-18436" in message
+    assert "18423-18441" in message and "18420-18438" in message
     assert "/tmp/other" in message and "SPARKPLANE_DEV_PORT_BASE" in message
     assert "dev-cluster down --state-dir /tmp/other" in message
 

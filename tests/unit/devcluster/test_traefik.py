@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sparkplane_devcluster import traefik
 from sparkplane_devcluster.components import Ports
 
@@ -20,21 +22,17 @@ def test_its_role_reads_and_updates_only_what_the_ingress_provider_needs() -> No
     assert ("", "pods") not in verbs and ("", "configmaps") not in verbs
 
 
-def test_it_listens_on_the_clusters_own_ports_on_loopback() -> None:
-    ports = Ports(20000)
-    argv = traefik.argv(Path("/bin/traefik"), ports.traefik, ports.traefik_admin)
-    assert "--entryPoints.websecure.address=127.0.0.1:20017" in argv
+def test_it_listens_on_the_clusters_own_port_on_loopback() -> None:
+    port = Ports(20000).traefik
+    argv = traefik.argv(Path("/bin/traefik"), port)
+    assert "--entryPoints.websecure.address=127.0.0.1:20018" in argv
     assert "--entryPoints.websecure.http.tls=true" in argv  # a cleartext client is refused
-    assert "--entryPoints.traefik.address=127.0.0.1:20018" in argv
+    assert port - 20000 < 19 and port != 20017  # in its range; +17 is a test's Airflow
 
 
 def test_the_patches_fail_loudly_when_the_source_changed(tmp_path: Path) -> None:
     for name, _, _ in traefik.PATCHES:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("package x\n")
-    try:
+    with pytest.raises(RuntimeError, match="does not contain"):
         traefik._patch(tmp_path)
-    except RuntimeError as exc:
-        assert "does not contain" in str(exc)
-    else:
-        raise AssertionError("a patch applied to a source that lacks its text")
