@@ -111,6 +111,9 @@ def build(
     kueue: Annotated[
         bool, typer.Option("--kueue", help="Also Kueue's manager (`up --kueue`, `kueue up`).")
     ] = False,
+    traefik: Annotated[
+        bool, typer.Option("--traefik", help="Also Traefik, the ingress controller (`traefik up`).")
+    ] = False,
 ) -> None:
     """Build the pinned binaries from Go modules unless cached (the control plane, KWOK and
     SeaweedFS; more with the options, as `up` needs them); print where they are."""
@@ -127,11 +130,13 @@ def build(
     if real_node:
         from sparkplane_devcluster.images import ensure_images
         from sparkplane_devcluster.nodebuild import ensure_node_binaries
-        from sparkplane_devcluster.traefik import ensure_traefik
 
         ensure_node_binaries(cache, progress)
         ensure_images(cache, progress)
-        ensure_traefik(cache, progress)  # the ingress controller (`traefik up`)
+    if traefik:
+        from sparkplane_devcluster.traefik import ensure_traefik
+
+        ensure_traefik(cache, progress)
     write(str(bins.kube_apiserver.parent.parent))
 
 
