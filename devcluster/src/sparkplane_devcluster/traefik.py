@@ -20,8 +20,9 @@ cluster uses (Ingress provider, TLS, HTTP/2 proxying):
 
 - ``dynamic/ext``: the extension types, empty (as in the open-source build), written here;
 - ``github.com/containous/go-http-auth`` (Traefik's fork, not served): upstream
-  ``github.com/abbot/go-http-auth`` v0.4.0, and the BasicAuth middleware's ``CheckSecret``
-  (the fork's addition) through upstream's public ``BasicAuth.CheckAuth``;
+  ``github.com/abbot/go-http-auth`` v0.4.0, the BasicAuth middleware's ``CheckSecret`` (the
+  fork's addition) through upstream's public ``BasicAuth.CheckAuth``, and a stale digest nonce
+  answered with a fresh challenge (upstream has no ``RequireAuthStale``);
 - the ACME DNS-01 providers (``go-acme/lego/v5/providers/dns``: a dozen of their SDKs are
   not served): naming one is an error in this build.
 
@@ -107,6 +108,12 @@ PATCHES = (
         "p.DNSChallenge.Provider)",
     ),
     ("pkg/middlewares/auth/basic_auth.go", "goauth.CheckSecret,", "checkSecretUpstream,"),
+    # upstream has no "stale nonce" challenge: a stale digest gets a fresh challenge instead
+    (
+        "pkg/middlewares/auth/digest_auth.go",
+        "d.auth.RequireAuthStale(rw, req)",
+        "d.auth.RequireAuth(rw, req)",
+    ),
 )
 #: files written into the copy
 NEW_FILES = {
