@@ -28,7 +28,8 @@ cluster uses (Ingress provider, TLS, HTTP/2 proxying):
 
 Identity: a service account ``traefik`` in :data:`NAMESPACE` holding a ClusterRole with the
 rules Traefik's docs list for its Ingress provider (services, secrets, endpointslices,
-ingresses and ingressclasses read; ingresses/status update), never the admin's; its
+ingresses and ingressclasses read; ingresses/status update) plus list/watch nodes (v3.7's
+provider watches them; its log shows the refusal without), never the admin's; its
 kubeconfig is a TokenRequest token (7 days, re-minted on each start).
 
 Port (from the cluster's port base, :class:`.components.Ports`): one entry point, ``websecure``
@@ -190,6 +191,8 @@ RULES: list[dict[str, Any]] = [
         "verbs": ["get", "list", "watch"],
     },
     {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses/status"], "verbs": ["update"]},
+    # not in its docs' list, but v3.7's Ingress provider starts a Node informer (refused without)
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
 ]
 
 
