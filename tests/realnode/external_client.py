@@ -1,7 +1,7 @@
 """A Spark Connect client from outside the cluster, as its own process (run by
 ``test_sessions.py``): argv ``URL_WITH_TOKEN URL_WITHOUT_TOKEN PLAINTEXT_URL``; the CA it
 trusts comes from ``GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`` (gRPC reads it for every TLS channel).
-Prints one JSON object: what each URL answered (``count``, or the error's first line)."""
+Prints one JSON object: what each URL answered (``count``, or the error on one line)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def attempt(url: str) -> dict[str, object]:
         spark.client.set_retry_policies([])  # a refused connection is not retried for minutes
         return {"count": spark.range(10).count()}
     except Exception as exc:  # what the client saw is the result
-        return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"}
+        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:600]}"}
 
 
 if __name__ == "__main__":
