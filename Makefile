@@ -160,7 +160,9 @@ unit: $(STAMP)
 
 integration: $(STAMP)
 	@# the cold build takes many minutes: do it before pytest (whose per-test timeout would cut it)
-	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build --kueue; fi
+	@# Traefik (the real-node suite's ingress controller, `dev-cluster traefik up`) is built here,
+	@# beside the real-node suite and off its path; a session test waits on the build's lock
+	if [ -z "$$SPARKPLANE_TEST_KUBECONFIG" ]; then $(BIN)/sparkplane dev-cluster build --kueue $(if $(filter 0,$(REALNODE)),,--traefik); fi
 	$(BIN)/python -m sparkplane_devcluster.helmbin
 	@# the parity tests run the spark-submit of every supported Spark version
 	$(BIN)/python -m sparkplane_devcluster.sparksubmits

@@ -106,6 +106,8 @@ SESSION_LABEL = f"{SPARKPLANE_GROUP}/session"
 SESSION_OWNER_KEY = f"{SPARKPLANE_GROUP}/session-owner"
 IDLE_TIMEOUT_KEY = f"{SPARKPLANE_GROUP}/idle-timeout-seconds"
 MAX_LIFETIME_KEY = f"{SPARKPLANE_GROUP}/max-lifetime-seconds"
+#: Annotation on a session's driver pod exposed through an Ingress: ``HOST:PORT`` clients reach.
+SESSION_ENDPOINT_KEY = f"{SPARKPLANE_GROUP}/session-endpoint"
 #: Label on a namespace set up for a tenant (``sparkplane tenant setup``).
 TENANT_LABEL = f"{SPARKPLANE_GROUP}/tenant"
 #: Labels/annotations of apps a ScheduledSparkApplication made.

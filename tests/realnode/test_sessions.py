@@ -11,6 +11,12 @@ as the clean-up CronJob's identity leaves the session alone while it is active a
 idle past its timeout, after which ``logs()`` reads the archive, and nothing it owned remains.
 A second session, deleted before it serves, checks ``session_delete`` leaves nothing.
 
+The notebook's session is also exposed through an Ingress (``expose="ingress"``) served by a REAL
+ingress controller, Traefik (``dev-cluster traefik up``), TLS on: a pyspark client from the host,
+as its own process trusting the CA sparkplane made, runs ``spark.range(10).count()`` through it
+with the token; the same without the token is refused (UNAUTHENTICATED); a cleartext client is
+refused by the TLS entry point; its Ingress, Service and TLS Secret go with the session.
+
 ``test_async_sessions``: ``AsyncSparkPlane`` starts two sessions at once (``asyncio.gather``),
 both answer, and a ticker on the loop keeps ticking throughout (the loop is never blocked).
 """
@@ -20,6 +26,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from datetime import timedelta
@@ -32,8 +41,10 @@ from sparkplane import AsyncSparkPlane, SparkPlane
 from sparkplane.errors import ForbiddenError
 from sparkplane.kube import Kube
 from sparkplane.settings import Settings
-from sparkplane.usecases.session import saved_token
+from sparkplane.usecases.session import saved_ca, saved_token
 from sparkplane.vocab import SESSION_LABEL
+from sparkplane_devcluster import DevCluster
+from sparkplane_devcluster.traefik import serves_certificate
 from tests.integration.helpers import wait_for
 from tests.realnode.conftest import SERVICE_ACCOUNT
 from tests.realnode.jupyter import run_notebook
@@ -63,12 +74,15 @@ def minted(kubeconfig: Path, namespace: str, identity: str, account: str, dest: 
     return dest
 
 
+KINDS = [("v1", k) for k in ("Pod", "ConfigMap", "Service")] + [("networking.k8s.io/v1", "Ingress")]
+
+
 def owned_leftovers(kube: Kube, namespace: str, name: str) -> list[str]:
     """What a session made that still exists (read as admin: the Secret too)."""
     left = [
         f"{kind}/{o['metadata']['name']}"
-        for kind in ("Pod", "ConfigMap", "Service")
-        for o in kube.list("v1", kind, namespace)
+        for api, kind in KINDS
+        for o in kube.list(api, kind, namespace)
         if not o["metadata"].get("deletionTimestamp")
         and o["metadata"].get("name", "").startswith(f"{name}-")
     ]
@@ -76,7 +90,36 @@ def owned_leftovers(kube: Kube, namespace: str, name: str) -> list[str]:
     return left + [f"Secret/{s['metadata']['name']}" for s in secrets]
 
 
-def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path) -> None:
+EXTERNAL_CLIENT = Path(__file__).with_name("external_client.py")
+HOST = "localhost"  # the Ingress's host: the host reaches Traefik on loopback
+
+
+def from_outside(url: str, ca: Path, port: int) -> dict[str, Any]:
+    """What a Spark Connect client process on the host gets through the Ingress: with the
+    token, without it, and in cleartext (:mod:`tests.realnode.external_client`)."""
+    bare = url.split(";token=", maxsplit=1)[0]
+    plain = url.replace(";use_ssl=true", "")
+    assert plain.startswith(f"sc://{HOST}:{port}/;token=")  # pyspark sends it to localhost
+    env = {**os.environ, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(ca)}
+    ran = subprocess.run(
+        [sys.executable, str(EXTERNAL_CLIENT), url, bare, plain],
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    found: dict[str, Any] = json.loads(ran.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_session_flow(
+    real_cluster: DevCluster, kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Path
+) -> None:
+    real_cluster.traefik_up(progress=lambda m: print(f"[traefik] {m}", flush=True))
+    ingress_port = real_cluster.ports.traefik
+    exposed = {"expose": "ingress", "host": HOST, "ingress_port": ingress_port}
     client_cfg = minted(kubeconfig, namespace, "client", "notebook", tmp_path / "client")
     gc_cfg = minted(kubeconfig, namespace, "gc", "sparkplane-gc", tmp_path / "gc")
     settings = replace(Settings.load(), cache_dir=tmp_path / "cache")
@@ -89,7 +132,7 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
         "SPARKPLANE_CACHE_DIR": str(settings.cache_dir),
         "SESSION_NAMESPACE": namespace,
         "SESSION_NAME": "nb",
-        "SESSION_OPTIONS": json.dumps({**SIZING, "idle_timeout": IDLE_TIMEOUT}),
+        "SESSION_OPTIONS": json.dumps({**SIZING, **exposed, "idle_timeout": IDLE_TIMEOUT}),
     }
     for kernel in ("first", "second"):
         started = time.monotonic()
@@ -126,7 +169,24 @@ def test_session_flow(kubeconfig: Path, kube: Kube, namespace: str, tmp_path: Pa
     with pytest.raises(ForbiddenError):
         sp.kube.get("v1", "Secret", "nb-connect-token", namespace)
 
+    # from outside the cluster, through the Ingress Traefik serves, TLS on
+    url, ca = held.external_url(), saved_ca(settings, sp.kube, namespace, "nb")
+    assert url == f"sc://{HOST}:{ingress_port}/;use_ssl=true;token={token}" and ca, (url, ca)
+    assert held.ca_file == ca
+    wait_for(  # Traefik serves the session's certificate once it has loaded its Ingress
+        lambda: serves_certificate(ingress_port, HOST, ca),
+        timeout=60,
+        what="Traefik to route the session's Ingress",
+    )
+    outside = from_outside(url, ca, ingress_port)
+    print(f"from outside: {outside}")
+    assert outside["with_token"] == {"count": 10}, outside
+    assert "UNAUTHENTICATED" in outside["without_token"].get("error", ""), outside
+    # a cleartext client: Traefik's entry point has no cleartext route, the server is never reached
+    assert "status: 404" in outside["plaintext"].get("error", ""), outside
+
     info = sp.session_get("nb")
+    assert info.endpoint == f"{HOST}:{ingress_port}"
     assert info.owner == f"system:serviceaccount:{namespace}:notebook"
     assert info.idle_timeout == timedelta(seconds=IDLE_TIMEOUT)
     assert info.idle is not None and info.idle < timedelta(seconds=IDLE_TIMEOUT)

@@ -25,8 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-PORT_COUNT = 17  # apiserver, etcd client and peer, controller-manager, scheduler, kwok, Spark UI,
-# SeaweedFS (master, volume, filer, S3; http and gRPC each), Kueue (webhooks, health)
+PORT_COUNT = 19  # apiserver, etcd client and peer, controller-manager, scheduler, kwok, Spark UI,
+# SeaweedFS (master, volume, filer, S3; http and gRPC each), Kueue (webhooks, health), one left
+# for tests (base + 17), Traefik (TLS and ping)
 INDEXES = range(1, 255)
 LINK_POOL, POD_POOL = "10.217", "10.218"
 LINK_PREFIX, CGROUP_PREFIX = "spv", "sparkplane-"

@@ -111,6 +111,9 @@ def build(
     kueue: Annotated[
         bool, typer.Option("--kueue", help="Also Kueue's manager (`up --kueue`, `kueue up`).")
     ] = False,
+    traefik: Annotated[
+        bool, typer.Option("--traefik", help="Also Traefik, the ingress controller (`traefik up`).")
+    ] = False,
 ) -> None:
     """Build the pinned binaries from Go modules unless cached (the control plane, KWOK and
     SeaweedFS; more with the options, as `up` needs them); print where they are."""
@@ -130,6 +133,10 @@ def build(
 
         ensure_node_binaries(cache, progress)
         ensure_images(cache, progress)
+    if traefik:
+        from sparkplane_devcluster.traefik import ensure_traefik
+
+        ensure_traefik(cache, progress)
     write(str(bins.kube_apiserver.parent.parent))
 
 
@@ -268,6 +275,26 @@ def kueue_up(state_dir: StateDir = None) -> None:
 
     started = _cluster(state_dir).kueue_up(progress)
     note(f"kueue v{KUEUE} {'started' if started else 'already running'}")
+
+
+traefik_app = typer.Typer(
+    help="Traefik (a real ingress controller) on the real-node dev cluster, started only when "
+    "asked.",
+    no_args_is_help=True,
+)
+app.add_typer(traefik_app, name="traefik")
+
+
+@traefik_app.command("up")
+def traefik_up(state_dir: StateDir = None) -> None:
+    """Start Traefik on the running real-node dev cluster (built once, cached): its least-
+    privilege identity, the default IngressClass `traefik`, TLS on 127.0.0.1; idempotent."""
+    from sparkplane_devcluster.traefik import TRAEFIK
+
+    cluster = _cluster(state_dir)
+    started = cluster.traefik_up(progress)
+    note(f"traefik v{TRAEFIK} {'started' if started else 'already running'}")
+    write(f"https://127.0.0.1:{cluster.ports.traefik}")
 
 
 @kueue_app.command("queues")

@@ -66,7 +66,7 @@ ORDER = (
     "spark-ui-simulator",
     "seaweedfs",
 )
-OPTIONAL = ("kueue",)
+OPTIONAL = ("kueue", "traefik")
 """Components started only when asked (``dev-cluster kueue up``): not needed for "running",
 stopped first by ``down``."""
 
@@ -351,7 +351,7 @@ class DevCluster:
             self._state_file.unlink()
         registry.unregister(self.state_dir)
         if purge:
-            for sub in ("etcd", "node", "seaweedfs", "kueue"):
+            for sub in ("etcd", "node", "seaweedfs", "kueue", "traefik"):
                 shutil.rmtree(self.state_dir / sub, ignore_errors=True)
         return bool(pids)
 
@@ -447,6 +447,49 @@ class DevCluster:
                 raise
         finally:
             kube.close()
+
+    def traefik_up(self, progress: Progress = lambda _: None) -> bool:
+        """Start Traefik (:mod:`.traefik`) on the running real-node cluster: its identity, its
+        IngressClass and the controller; False if it already runs. Fails (never skips) if the
+        cluster is down, has no real node, or Traefik does not answer."""
+        from sparkplane_devcluster import traefik
+
+        if not self.is_running() or not self.has_real_node():
+            raise DevClusterError(
+                f"the dev cluster at {self.server} is not running with a real node: Traefik "
+                "proxies to pod IPs only the real node's route reaches (`up --real-node`)"
+            )
+        binary = traefik.ensure_traefik(self.settings.cache_dir, progress)
+        with lock(self.state_dir / "traefik.lock"):
+            found = self._pids().get(traefik.PROCESS)
+            if found and process.alive(*found):
+                progress("traefik already running")
+                return False
+            kube = self._kube()
+            try:
+                progress(f"installing Traefik v{traefik.TRAEFIK}'s identity and IngressClass")
+                config = self.state_dir / "traefik" / "kubeconfig"
+                traefik.install(kube, config)
+            finally:
+                kube.close()
+            state = self._read_state()
+            pids: dict[str, dict[str, Any]] = dict(state.get("processes", {}))
+            self._extra = {k: v for k, v in state.items() if k not in ("port_base", "processes")}
+            argv = traefik.argv(binary, self.ports.traefik)
+            pid, name, log = self._launch(traefik.PROCESS, argv, pids, traefik.env(config))
+            try:
+                process.wait_until(
+                    "traefik",
+                    lambda: process.http_ok(f"https://127.0.0.1:{self.ports.traefik}/ping"),
+                    timeout=self.settings.start_timeout,
+                    pid=pid,
+                    binary=name,
+                    log=log,
+                )
+            except BaseException:
+                process.stop(pid, name)
+                raise
+        return True
 
     # -- internals ------------------------------------------------------------------------
     def _claim(self, real: bool, progress: Progress) -> None:

@@ -83,6 +83,12 @@ class Ports:
         """Kueue's health probes (``/readyz``)."""
         return self.base + 16
 
+    @property
+    def traefik(self) -> int:
+        """Traefik's TLS entry point and ping (``traefik up``, real-node cluster only); base + 17
+        stays free: tests/realnode/test_kubeflow_clients.py runs an Airflow there."""
+        return self.base + 18
+
     def named(self) -> dict[str, int]:
         """Every port with the component that binds it (for "port in use" errors)."""
         return {
@@ -105,6 +111,7 @@ class Ports:
             "seaweedfs (S3 gRPC)": self.seaweedfs[7],
             "kueue (webhooks)": self.kueue_webhook,
             "kueue (health)": self.kueue_health,
+            "traefik (TLS)": self.traefik,
         }
 
 

@@ -558,7 +558,9 @@ class SparkPlane:
 
         ``options``: :class:`~sparkplane.usecases.session.SessionOptions` (image, executors,
         driver_memory, executor_memory, driver_cores, executor_cores, conf, idle_timeout,
-        max_lifetime, service_account). Leaving the block closes the client and the
+        max_lifetime, service_account; expose="ingress" with host, tls_secret, ingress_class,
+        ingress_port: reached from outside through an Ingress with TLS, docs/sessions.md).
+        Leaving the block closes the client and the
         port-forward and deletes the server (``keep=True``: the server stays, for
         :meth:`session_attach` by ``name``; its idle timeout still applies)."""
         from sparkplane.usecases import session as sessions

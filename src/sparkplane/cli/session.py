@@ -41,10 +41,22 @@ def _row(s: SessionInfo) -> list[str]:
         f"{_short(s.idle_timeout)}/{_short(s.max_lifetime)}",
         str(s.executors),
         s.ui,
+        s.endpoint or "-",
     ]
 
 
-HEADERS = ["NAME", "NAMESPACE", "PHASE", "OWNER", "AGE", "IDLE", "IDLE-TTL/MAX", "EXECUTORS", "UI"]
+HEADERS = [
+    "NAME",
+    "NAMESPACE",
+    "PHASE",
+    "OWNER",
+    "AGE",
+    "IDLE",
+    "IDLE-TTL/MAX",
+    "EXECUTORS",
+    "UI",
+    "ENDPOINT",
+]
 
 
 def _as_dict(s: SessionInfo) -> dict[str, object]:
@@ -65,6 +77,7 @@ def _as_dict(s: SessionInfo) -> dict[str, object]:
         else int(s.max_lifetime.total_seconds()),
         "executors": s.executors,
         "ui": s.ui,
+        "endpoint": s.endpoint,
     }
 
 
@@ -97,6 +110,21 @@ def create(
     service_account: Annotated[
         str | None, typer.Option(help="The driver's service account.")
     ] = None,
+    expose: Annotated[
+        str | None,
+        typer.Option(help="Reach it from outside the cluster: `ingress` (TLS, token kept)."),
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="--expose: the Ingress's host name.")] = None,
+    tls_secret: Annotated[
+        str | None,
+        typer.Option(help="--expose: a kubernetes.io/tls Secret (default: one with a new CA)."),
+    ] = None,
+    ingress_class: Annotated[
+        str | None, typer.Option(help="--expose: IngressClass (default: the cluster's).")
+    ] = None,
+    ingress_port: Annotated[
+        int, typer.Option(help="--expose: the port the ingress controller's TLS listens on.")
+    ] = 443,
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Until the server serves (gRPC answers).")
     ] = True,
@@ -132,6 +160,11 @@ def create(
         "idle_timeout": _duration(idle_timeout, "--idle-timeout"),
         "max_lifetime": _duration(max_lifetime, "--max-lifetime"),
         "service_account": service_account,
+        "expose": expose,
+        "host": host,
+        "tls_secret": tls_secret,
+        "ingress_class": ingress_class,
+        "ingress_port": ingress_port,
     }
     if image:
         options["image"] = image
@@ -195,6 +228,11 @@ def attach(
         "(Ctrl-C to stop)"
     )
     write(attached.url())
+    external = attached.external_url()
+    if external:
+        trust = f" (trust the CA {attached.ca_file})" if attached.ca_file else ""
+        note(f"from outside the cluster, through its Ingress with TLS{trust}:")
+        write(external)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -216,6 +216,13 @@ CLIENT = Policy(
             "capacity checks and `describe` read node allocatable resources (as in the seed's "
             "node-reader ClusterRole); nodes are cluster-scoped, so this needs a ClusterRole",
         ),
+        rule(
+            NETWORKING,
+            "ingressclasses",
+            ("list",),
+            "`session create --expose ingress` checks the IngressClass it names (or the "
+            "cluster's default one) exists before creating anything; cluster-scoped, read only",
+        ),
     ),
 )
 

@@ -62,6 +62,7 @@ from sparkplane.model.progress import SparkProgress
 from sparkplane.settings import Settings
 from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT, CONNECT_PORT_CONF, connect_jar
 from sparkplane.spec.kubeflow_connect import CONNECT_NAME_LABEL
+from sparkplane.usecases import exposure
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
@@ -71,6 +72,7 @@ from sparkplane.vocab import (
     IDLE_TIMEOUT_KEY,
     MAX_LIFETIME_KEY,
     ROLE_LABEL,
+    SESSION_ENDPOINT_KEY,
     SESSION_LABEL,
     SESSION_OWNER_KEY,
     SESSION_QUOTA_KEY,
@@ -114,6 +116,12 @@ class SessionOptions:
     max_lifetime: float = DEFAULT_MAX_LIFETIME
     service_account: str | None = None
     spark_version: str = SPARK_VERSION  # the image's: names the server's jar
+    # reached from outside the cluster (:mod:`sparkplane.usecases.exposure`): "ingress"
+    expose: str | None = None
+    host: str | None = None
+    tls_secret: str | None = None  # None: a Secret with a new CA's certificate
+    ingress_class: str | None = None  # None: the cluster's default IngressClass
+    ingress_port: int = 443  # where the ingress controller's TLS entry point listens
 
     def problems(self) -> list[Problem]:
         """Every bad option, naming the field and the fix."""
@@ -125,7 +133,7 @@ class SessionOptions:
         for key in ("idle_timeout", "max_lifetime"):
             if getattr(self, key) < 0:
                 found.append(Problem(key, "must be >= 0 seconds (0: none)", "e.g. 1800"))
-        return found
+        return found + exposure.problems(self.expose, self.host, self.ingress_port)
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,7 @@ class SessionInfo:
     max_lifetime: timedelta | None
     executors: int
     ui: str  # how to open its Spark UI
+    endpoint: str | None = None  # HOST:PORT through its Ingress (TLS), if exposed
 
     @property
     def age(self) -> timedelta:
@@ -160,7 +169,9 @@ def whoami(kube: Kube) -> str:
     return str(found.get("status", {}).get("userInfo", {}).get("username") or "unknown")
 
 
-def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> list[str]:
+def session_argv(
+    opts: SessionOptions, name: str, secret: str, owner: str, endpoint: str | None = None
+) -> list[str]:
     """The spark-submit arguments of the session's Connect server."""
     conf: dict[str, str] = {
         "spark.kubernetes.container.image": opts.image,
@@ -172,6 +183,8 @@ def session_argv(opts: SessionOptions, name: str, secret: str, owner: str) -> li
         f"spark.kubernetes.driver.annotation.{MAX_LIFETIME_KEY}": str(int(opts.max_lifetime)),
         CONNECT_PORT_CONF: str(CONNECT_PORT),
     }
+    if endpoint:
+        conf[f"spark.kubernetes.driver.annotation.{SESSION_ENDPOINT_KEY}"] = endpoint
     if opts.driver_cores:
         conf["spark.kubernetes.driver.request.cores"] = opts.driver_cores
     if opts.executor_cores:
@@ -217,31 +230,52 @@ def create(kube: Kube, opts: SessionOptions, namespace: str, *, settings: Settin
             [Problem("name", f"session {name} already runs in {namespace}", "attach to it")],
             subject="session options",
         )
+    exposed = _exposure(kube, opts, namespace)
     check_limit(kube, namespace)
     owner = whoami(kube)
     token = secrets.token_urlsafe(32)
     secret = token_secret(name, namespace, token, owner)
-    argv = session_argv(opts, name, secret["metadata"]["name"], owner)
+    extra, ca = exposure.objects(name, namespace, exposed, owner) if exposed else ([], "")
+    endpoint = exposed.endpoint if exposed else None
+    argv = session_argv(opts, name, secret["metadata"]["name"], owner, endpoint)
     source = read_source(argv=argv, namespace=namespace)
     assert source.app is not None  # argv is always a spec
     sub = SubmitOptions()
     rendered = render_native(source.app, kube.api.configuration.host, sub)
     _save_token(settings, kube, namespace, name, token)
+    _ca_path(settings, kube, namespace, name).unlink(missing_ok=True)
+    if ca:
+        _save_ca(settings, kube, namespace, name, ca)
     try:
         submitted = submit_objects(
             kube,
             rendered.driver_pod,
-            [*rendered.resources, secret],
+            [*rendered.resources, secret, *extra],
             rendered.pre_resources,
             sub,
             app_id=rendered.app_id,
         )
     except BaseException:  # nothing was made (rolled back): no token to keep either
         _token_path(settings, kube, namespace, name).unlink(missing_ok=True)
+        _ca_path(settings, kube, namespace, name).unlink(missing_ok=True)
         raise
     assert submitted.driver_pod is not None
     pod = kube.get("v1", "Pod", submitted.driver_pod, namespace)
     return info(kube, pod, idle=False)
+
+
+def _exposure(kube: Kube, opts: SessionOptions, namespace: str) -> exposure.Exposure | None:
+    """The session's exposure checked against the cluster (None: not exposed)."""
+    if opts.expose is None or opts.host is None:
+        return None
+    return exposure.resolve(
+        kube,
+        namespace,
+        host=opts.host,
+        port=opts.ingress_port,
+        ingress_class=opts.ingress_class,
+        tls_secret=opts.tls_secret,
+    )
 
 
 # -- the namespace's cap ---------------------------------------------------------------------
@@ -386,6 +420,7 @@ def info(kube: Kube, pod: Obj, *, idle: bool = True) -> SessionInfo:
         max_lifetime=model.limit(pod, MAX_LIFETIME_KEY),
         executors=len(running),
         ui=ui if native else f"sparkplane session ui {name} -n {namespace}",
+        endpoint=(meta.get("annotations") or {}).get(SESSION_ENDPOINT_KEY),
     )
 
 
@@ -549,8 +584,12 @@ class Attached:
         *,
         settings: Settings,
         created: datetime | None = None,
+        endpoint: str | None = None,
+        ca_file: Path | None = None,
     ):
         self._kube = kube
+        self.endpoint = endpoint  # HOST:PORT through its Ingress (TLS), if exposed
+        self.ca_file = ca_file  # the CA certificate its Ingress's TLS is signed by, if made
         self.name = name
         self.namespace = namespace
         self.pod = pod
@@ -569,6 +608,13 @@ class Attached:
         token only to ``localhost`` without TLS, so the host is ``localhost``)."""
         base = f"sc://localhost:{self.port}"
         return f"{base}/;token={self._token}" if token and self._token else base
+
+    def external_url(self, *, token: bool = True) -> str | None:
+        """The ``sc://HOST:PORT/;use_ssl=true;token=...`` URL through the session's Ingress
+        (None: not exposed); trust :attr:`ca_file` when sparkplane made its certificate."""
+        if self.endpoint is None:
+            return None
+        return exposure.url(self.endpoint, self._token if token else None)
 
     def wait_serving(self, *, timeout: float, progress: Progress) -> None:
         """Until the server answers on its gRPC port: through a forward stream, the HTTP/2
@@ -678,6 +724,8 @@ def attach(
         token,
         settings=settings,
         created=model.created_at(pod),
+        endpoint=(pod["metadata"].get("annotations") or {}).get(SESSION_ENDPOINT_KEY),
+        ca_file=saved_ca(settings, kube, namespace, name),
     )
     try:
         attached.wait_serving(timeout=timeout, progress=progress)
@@ -705,6 +753,7 @@ def delete(kube: Kube, name: str, namespace: str, *, settings: Settings, wait: b
     app: App = get_app(kube, pod["metadata"]["name"], namespace)
     kill(kube, app, wait=wait, settings=settings)
     _token_path(settings, kube, namespace, name).unlink(missing_ok=True)
+    _ca_path(settings, kube, namespace, name).unlink(missing_ok=True)
 
 
 def _wait_gone(kube: Kube, pod: Obj, *, timeout: float) -> None:
@@ -729,6 +778,22 @@ def _save_token(settings: Settings, kube: Kube, namespace: str, name: str, token
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(token)
+
+
+def _ca_path(settings: Settings, kube: Kube, namespace: str, name: str) -> Path:
+    return _token_path(settings, kube, namespace, name).with_suffix(".ca.crt")
+
+
+def _save_ca(settings: Settings, kube: Kube, namespace: str, name: str, pem: str) -> None:
+    path = _ca_path(settings, kube, namespace, name)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_text(pem)
+
+
+def saved_ca(settings: Settings, kube: Kube, namespace: str, name: str) -> Path | None:
+    """The CA certificate of the session's Ingress TLS, if this machine created it."""
+    path = _ca_path(settings, kube, namespace, name)
+    return path if path.exists() else None
 
 
 def saved_token(settings: Settings, kube: Kube, namespace: str, name: str) -> str | None:

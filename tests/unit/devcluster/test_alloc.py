@@ -61,15 +61,15 @@ def test_indexes_in_use_from_addresses_and_routes() -> None:
     assert alloc.indexes_in_networks(networks) == {5, 9, 20, 30, 31}
 
 
-def test_port_ranges_overlap_within_seventeen() -> None:
+def test_port_ranges_overlap_within_nineteen() -> None:
     other = Claim(Path("/tmp/other"), 18420)
     assert alloc.port_overlap(18420, [other]) == other
-    assert alloc.port_overlap(18404, [other]) == other  # 18404..18420
-    assert alloc.port_overlap(18436, [other]) == other
-    assert alloc.port_overlap(18403, [other]) is None
-    assert alloc.port_overlap(18437, [other]) is None
+    assert alloc.port_overlap(18402, [other]) == other  # 18402..18420
+    assert alloc.port_overlap(18438, [other]) == other
+    assert alloc.port_overlap(18401, [other]) is None
+    assert alloc.port_overlap(18439, [other]) is None
     message = alloc.port_overlap_message(Path("/tmp/me"), 18423, other)
-    assert "18423-18439" in message and "18420-18436" in message
+    assert "18423-18441" in message and "18420-18438" in message
     assert "/tmp/other" in message and "SPARKPLANE_DEV_PORT_BASE" in message
     assert "dev-cluster down --state-dir /tmp/other" in message
 
@@ -77,7 +77,7 @@ def test_port_ranges_overlap_within_seventeen() -> None:
 def test_port_base_bounds() -> None:
     assert alloc.check_port_base(16443, "x") == 16443
     for bad in (0, 80, 65520, 70000):
-        with pytest.raises(ValueError, match="between 1024 and 65519"):
+        with pytest.raises(ValueError, match="between 1024 and 65517"):
             alloc.check_port_base(bad, "x")
 
 
@@ -126,7 +126,7 @@ def test_up_refuses_overlapping_ports_naming_the_other_cluster_before_building(
     )
     with pytest.raises(DevClusterError) as err:
         DevCluster(settings).up()
-    assert str(other.resolve()) in str(err.value) and "20925-20941" in str(err.value)
+    assert str(other.resolve()) in str(err.value) and "20925-20943" in str(err.value)
     assert not mine.exists() and not (tmp_path / "no-cache").exists()  # nothing built or made
 
 
@@ -166,7 +166,7 @@ def test_the_port_base_comes_from_one_variable(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize(
     ("args", "env", "words"),
     [
-        (["--port-base", "80"], {}, "between 1024 and 65519"),
+        (["--port-base", "80"], {}, "between 1024 and 65517"),
         ([], {"SPARKPLANE_DEV_PORT_BASE": "x"}, "SPARKPLANE_DEV_PORT_BASE='x'"),
     ],
 )

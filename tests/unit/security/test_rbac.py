@@ -56,7 +56,11 @@ def test_client_has_what_submit_monitor_and_kill_need():
     for group in ("spark.apache.org", "sparkoperator.k8s.io"):
         assert {"create", "get", "delete"} <= g[(group, "sparkapplications")]
     assert g[("", "nodes")] == {"get", "list"}
-    assert [r.resources for r in POLICIES[Identity.CLIENT].cluster] == [("nodes",)]
+    assert g[("networking.k8s.io", "ingressclasses")] == {"list"}  # session create --expose
+    assert [r.resources for r in POLICIES[Identity.CLIENT].cluster] == [
+        ("nodes",),
+        ("ingressclasses",),
+    ]
 
 
 def test_driver_touches_only_its_executors_objects():
