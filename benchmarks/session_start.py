@@ -1,5 +1,5 @@
 """Benchmark: ``SparkPlane.session()`` to the first query's result on a real node, beside the
-same Spark Connect server started by hand, and the memory of an idle session.
+same Spark Connect server started by hand and through the Kubeflow SDK, and its idle memory.
 
 Each way starts a Spark Connect server of the same size (1 executor, 200m cores, 768m driver,
 512m executor, Spark 4.0.1's image) in one namespace whose service account
@@ -17,6 +17,12 @@ goes first, ``--runs`` times (default 2):
   ``sparkplane kill`` after. Connecting before the server listens makes kubectl's forward
   exit and pyspark retry for minutes, so it waits for the driver log's "Spark Connect server
   started" first, as a user watching ``kubectl logs -f`` does.
+* **the Kubeflow SDK's** ``SparkClient.connect()`` (the real ``kubeflow`` package, run by
+  ``.venv-kubeflow``'s Python, ``make kubeflow-venv``) against Kubeflow's ``SparkConnect``
+  served by sparkplane's operator, started in this process for the namespace (the CRDs are
+  installed first): the SDK creates the resource, waits for ``Ready``, port-forwards with
+  ``kubectl`` and returns the session; the same query; the SDK's ``delete_session`` after. Its
+  options set the same sizes, image and account (its defaults are Kind's).
 
 Per run: to the driver Running, to the first result, and the idle session's memory after the
 first query (``--idle`` seconds later, default 20): its driver's and executor's containers'
@@ -29,28 +35,34 @@ printed; asserts nothing.
 Measured 2026-11-28 beside a CI run (load 10-12, 2 cores), medians of 2: to the driver Running
 2.6 s vs 4.6 s, to the first result 121 s vs 133 s (by hand, the server listened at 83-112 s);
 an idle session: driver 400-421 MiB, executor 266-274 MiB, either way (docs/sessions.md).
-
-Not measured here: the Kubeflow SDK's ``connect()`` (it needs Kubeflow's SparkConnect served by
-an operator; see docs/sessions.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from sparkplane import SparkPlane
 from sparkplane.kube import Kube
+from sparkplane.operator.core.settings import OperatorSettings
+from sparkplane.operator.deploy.install import install_crds
+from sparkplane.operator.runtime.runner import Operator
 from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT, connect_jar
+from sparkplane.spec.kubeflow_connect import CONNECT_NAME_LABEL
 from sparkplane.version import SPARK_IMAGE, SPARK_VERSION
+from sparkplane.vocab import APP_SELECTOR_LABEL, ROLE_LABEL
 
 SIZE = {
     "executors": 1,
@@ -199,7 +211,85 @@ def by_hand(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
     return marks
 
 
-WAYS = {"session()": with_session, "by hand": by_hand}
+SDK_PYTHON = Path(__file__).resolve().parents[1] / ".venv-kubeflow" / "bin" / "python"
+SDK_SCRIPT = """
+import json, sys, time
+from pathlib import Path
+from kubeflow.spark import Driver, KubernetesBackendConfig, SparkClient
+
+kubeconfig, namespace, image, account, version, idle, marker = sys.argv[1:8]
+
+
+def sized(conn, backend):  # the SDK's option pattern: this cluster's version, no Maven URL
+    conn.spec.spark_version = version
+    conn.spec.spark_conf.pop("spark.jars", None)
+
+
+start = time.monotonic()
+client = SparkClient(KubernetesBackendConfig(namespace=namespace, config_file=kubeconfig))
+spark = client.connect(
+    num_executors=1,
+    resources_per_executor={"cpu": "1", "memory": "512Mi"},
+    spark_conf={
+        "spark.kubernetes.driver.request.cores": "200m",
+        "spark.kubernetes.executor.request.cores": "200m",
+    },
+    driver=Driver(image=image, service_account=account, resources={"memory": "768Mi"}),
+    options=[sized],
+    timeout=600,
+    connect_timeout=300,
+)
+assert spark.range(1000).count() == 1000
+first = time.monotonic() - start
+(session,) = client.list_sessions()
+time.sleep(float(idle))
+Path(marker).write_text(session.name)
+time.sleep(15)  # the benchmark reads the idle memory now
+spark.stop()
+client.delete_session(session.name)
+print(json.dumps({"first result": first, "name": session.name}))
+"""
+
+
+def kubeflow_sdk(sp: SparkPlane, args: argparse.Namespace) -> dict[str, Any]:
+    """The Kubeflow SDK's connect() against sparkplane's operator (see the module doc)."""
+    if not SDK_PYTHON.exists():
+        raise SystemExit(f"{SDK_PYTHON} is missing: run `make kubeflow-venv`")
+    marks: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        script, marker = Path(tmp) / "sdk_connect.py", Path(tmp) / "idle"
+        script.write_text(SDK_SCRIPT)
+        argv = [args.kubeconfig, sp.namespace, SPARK_IMAGE, args.service_account, SPARK_VERSION]
+        argv += [str(args.idle), str(marker)]
+        start = time.monotonic()
+        sdk = subprocess.Popen(
+            [str(SDK_PYTHON), str(script), *argv],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, KUBECONFIG=args.kubeconfig),  # its kubectl port-forward
+            start_new_session=True,
+        )
+        try:
+            while sdk.poll() is None:
+                pods = sp.kube.list("v1", "Pod", sp.namespace, label_selector=CONNECT_NAME_LABEL)
+                server = [p for p in pods if p["metadata"]["labels"].get(ROLE_LABEL) == "driver"]
+                if server and server[0].get("status", {}).get("phase") == "Running":
+                    marks.setdefault("running", time.monotonic() - start)
+                if marker.exists() and "idle memory" not in marks:
+                    app_id = server[0]["metadata"]["labels"][APP_SELECTOR_LABEL]
+                    marks["idle memory"] = memory_mib(sp.kube, sp.namespace, app_id)
+                time.sleep(0.5)
+        finally:
+            if sdk.poll() is None:
+                os.killpg(sdk.pid, signal.SIGTERM)
+        out = (sdk.stdout.read() if sdk.stdout else "").strip().splitlines()
+        if sdk.returncode != 0 or not out:
+            raise SystemExit(f"the Kubeflow SDK's connect() failed (exit {sdk.returncode})")
+        marks["first result"] = json.loads(out[-1])["first result"]
+    return marks
+
+
+WAYS = {"session()": with_session, "by hand": by_hand, "Kubeflow SDK": kubeflow_sdk}
 
 
 def main() -> None:
@@ -212,17 +302,23 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
     with SparkPlane.connect(kubeconfig=args.kubeconfig, namespace=args.namespace) as sp:
-        for run in range(args.runs):
-            order = list(WAYS) if run % 2 == 0 else list(reversed(WAYS))
-            for way in order:
-                marks = WAYS[way](sp, args)
-                print(f"run {run + 1} {way}: {marks}", flush=True)
-                results[way].append(marks)
-    print(f"{'':>10} {'to Running':>11} {'to first result':>16}  idle memory (last run)")
+        install_crds(sp.kube)
+        settings = OperatorSettings(namespaces=(sp.namespace,), leader_election=False, workers=2)
+        operator = Operator(sp.kube, settings).start()  # serves the SDK's SparkConnect
+        try:
+            for run in range(args.runs):
+                order = list(WAYS) if run % 2 == 0 else list(reversed(WAYS))
+                for way in order:
+                    marks = WAYS[way](sp, args)
+                    print(f"run {run + 1} {way}: {marks}", flush=True)
+                    results[way].append(marks)
+        finally:
+            operator.stop()
+    print(f"{'':>12} {'to Running':>11} {'to first result':>16}  idle memory (last run)")
     for way, runs in results.items():
         running = statistics.median(r["running"] for r in runs)
         first = statistics.median(r["first result"] for r in runs)
-        print(f"{way:>10} {running:10.1f}s {first:15.1f}s  {runs[-1]['idle memory']}")
+        print(f"{way:>12} {running:10.1f}s {first:15.1f}s  {runs[-1]['idle memory']}")
 
 
 if __name__ == "__main__":
