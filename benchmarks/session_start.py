@@ -32,9 +32,9 @@ printed; asserts nothing.
 
     .venv/bin/python benchmarks/session_start.py --kubeconfig /tmp/sp/kubeconfig -n spark-jobs
 
-Measured 2026-11-28 beside a CI run (load 10-12, 2 cores), medians of 2: to the driver Running
-2.6 s vs 4.6 s, to the first result 121 s vs 133 s (by hand, the server listened at 83-112 s);
-an idle session: driver 400-421 MiB, executor 266-274 MiB, either way (docs/sessions.md).
+Measured 2026-11-28 beside a CI run (load ~10, 2 cores), one run each: to the server pod
+Running 1.4 s / 3.3 s / 10.3 s (session(), by hand, the SDK), to the first result 57 s / 116 s /
+135 s; an idle session: driver 404-410 MiB, executor 269-276 MiB, every way (docs/sessions.md).
 """
 
 from __future__ import annotations
