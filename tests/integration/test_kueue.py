@@ -565,7 +565,11 @@ def test_an_app_asking_more_executors_at_run_time_gets_no_more_than_admitted(
             timeout=60,
             what=f"{bypass}, past the admission, removed",
         )
-        assert "KueueQuotaExceeded" in _events(kube, namespace, "grow")
+        wait_for(  # the Event is posted after the delete, from the recorder's threads
+            lambda: "KueueQuotaExceeded" in _events(kube, namespace, "grow"),
+            timeout=30,
+            what="the KueueQuotaExceeded Event",
+        )
         # a running executor ends (dynamic allocation gives one back): the last held one runs
         kube.delete("v1", "Pod", running[0], namespace)
         wait_for(
