@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkplane.kube import Kube, connect
-from sparkplane.operator.core.decision import Transition
+from sparkplane.operator.core.decision import Notice, Transition
 from sparkplane.operator.core.naming import DEFAULT_OPERATOR_NAME, OPERATOR_NAME_LABEL
 from sparkplane.operator.core.settings import Limits, OperatorSettings, ReconcileSettings
 from sparkplane.operator.core.states import AppStateSummary, history_states
@@ -228,7 +228,7 @@ class CrashingOperator(Operator):
         self,
         written: dict[str, Any],
         transitions: Iterable[Transition],
-        notices: Iterable[tuple[str, str, bool]] = (),
+        notices: Iterable[Notice] = (),
     ) -> None:
         transitions = tuple(transitions)
         if self.point == "after_actions" and any(t.dst == REQUESTED for t in transitions):

@@ -30,6 +30,10 @@ class Transition:
     reason: str = ""
 
 
+Notice = tuple[str, str, bool]
+"""An Event that is no state change: (reason, message, warning)."""
+
+
 @dataclass(frozen=True)
 class CreateResources:
     """Create ``objects`` in order; AlreadyExists is success (the names are deterministic).
@@ -105,9 +109,9 @@ class Decision:
     transitions: tuple[Transition, ...] = field(default_factory=tuple)
     requeue_after: float | None = None
     check_driver: str | None = None
-    #: Events that are no state change (e.g. executors held to a quota): (reason, message,
-    #: warning); posted after the status write, deduplicated like the others.
-    notices: tuple[tuple[str, str, bool], ...] = ()
+    #: Events that are no state change (e.g. executors held to a quota), posted after the
+    #: status write, deduplicated like the others.
+    notices: tuple[Notice, ...] = ()
 
     @property
     def creates(self) -> bool:

@@ -38,6 +38,7 @@ from sparkplane.operator.core.decision import (
     DeleteCustomResource,
     DeleteResources,
     HoldExecutors,
+    Notice,
     Transition,
 )
 from sparkplane.operator.core.driver import AttemptResources, build_attempt, load_app, owner_ref
@@ -96,7 +97,7 @@ class _Pass:
         self.actions: list[Action] = []
         self.requeue: float | None = None
         self.check_driver: str | None = None
-        self.notices: list[tuple[str, str, bool]] = []
+        self.notices: list[Notice] = []
         self.creating = False
         self._built: dict[tuple[int, bool], AttemptResources | ValidationError] = {}
 

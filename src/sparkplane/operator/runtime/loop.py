@@ -45,6 +45,7 @@ from sparkplane.operator.core.decision import (
     CreateResources,
     Decision,
     DeleteCustomResource,
+    Notice,
     Transition,
 )
 from sparkplane.operator.kinds.adapter import Adapter, Key, Watch
@@ -88,7 +89,7 @@ class Host(Protocol):
         self,
         written: Obj,
         transitions: Iterable[Transition],
-        notices: Iterable[tuple[str, str, bool]] = (),
+        notices: Iterable[Notice] = (),
     ) -> None:
         """Record the committed transitions (Events, metrics) and the decision's notices
         (Events only)."""

@@ -30,7 +30,7 @@ from typing import Any
 from sparkplane.errors import KubeError
 from sparkplane.kube import Kube
 from sparkplane.kube.informer import Informer
-from sparkplane.operator.core.decision import Transition
+from sparkplane.operator.core.decision import Notice, Transition
 from sparkplane.operator.core.scheduled_spec import SCHEDULE_KINDS
 from sparkplane.operator.core.settings import OperatorSettings
 from sparkplane.operator.kinds import connect_io, kubeflow_io, kueue_io, scheduled_io
@@ -489,7 +489,7 @@ class Operator:
         self,
         written: Obj,
         transitions: Iterable[Transition],
-        notices: Iterable[tuple[str, str, bool]] = (),
+        notices: Iterable[Notice] = (),
     ) -> None:
         """Metrics for each committed transition; one Event for all of them; an Event for each
         notice (no state change: no metric)."""
