@@ -3,6 +3,7 @@ decision, the work queue's urgent lane, and the settings (issue 21 item 5)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -10,11 +11,15 @@ import pytest
 from sparkplane.errors import KubeError
 from sparkplane.operator.core.capacity import FULL, THROTTLED, AimdLimit, CapacitySettings
 from sparkplane.operator.core.reconciler import WAITING_FOR_CAPACITY
-from sparkplane.operator.core.settings import merge
-from sparkplane.operator.kinds.app_adapter import creates_driver
+from sparkplane.operator.core.settings import ReconcileSettings, merge
+from sparkplane.operator.kinds.app_adapter import AppAdapter, creates_driver
+from sparkplane.operator.kinds.connect_io import CONNECT, ConnectAdapter
+from sparkplane.operator.kinds.kubeflow_io import KUBEFLOW_APP, KubeflowAdapter
 from sparkplane.operator.runtime.capacity import CapacityGate, retry_after
 from sparkplane.operator.runtime.workqueue import WorkQueue
-from tests.unit.operator.opfixtures import Walk, driver, make_cr
+from tests.unit.operator.opfixtures import Walk, at, driver, make_cr
+from tests.unit.operator.test_kubeflow import kf_app
+from tests.unit.operator.test_kubeflow_connect import connect_cr
 
 SMALL = CapacitySettings(initial=4, minimum=2, maximum=6, cooldown_seconds=5.0)
 
@@ -140,6 +145,31 @@ def test_a_held_app_stays_submitted_says_why_once_then_goes_on_when_admitted() -
     assert walk.cr["status"]["stateTransitionHistory"]["0"]["message"] != message
     walk.step(20, driver(phase="Running", ready=True))
     assert "WaitingForCapacity" not in walk.cr["status"]["currentState"]["message"]
+
+
+# -- every kind that creates a driver is gated, each under its own queue key ------------------
+def test_kubeflows_apps_and_sessions_wait_for_capacity_under_their_own_keys() -> None:
+    clock = Clock()
+    gate = CapacityGate(CapacitySettings(initial=1, minimum=1, maximum=1), clock)
+
+    def now() -> datetime:
+        return at(0)
+
+    apps = AppAdapter(None, ReconcileSettings(), now, capacity=gate)  # type: ignore[arg-type]
+    kubeflow, connect = KubeflowAdapter(apps), ConnectAdapter(apps)
+    first = kubeflow.decide(kf_app())
+    assert creates_driver(first)  # the one slot
+    held = connect.decide(connect_cr())
+    assert not creates_driver(held) and held.status is not None
+    internal = held.status["sparkplane"]["currentState"]["message"]
+    assert internal.startswith(WAITING_FOR_CAPACITY)
+    (condition,) = held.status["conditions"]  # what `kubectl describe sparkconnect` shows
+    assert held.status["state"] == "NotReady" and internal in condition["message"]
+    assert gate.snapshot()["held"] == 1.0
+    gate.on_pod("ADDED", driver(phase="Running"), ((KUBEFLOW_APP, "ns1", "pi"),))
+    clock.now += 60
+    assert gate.wake() == [(CONNECT, "ns1", "pi")]  # the key the runner queues SparkConnects by
+    assert creates_driver(connect.decide(connect_cr()))
 
 
 # -- the urgent lane ------------------------------------------------------------------------

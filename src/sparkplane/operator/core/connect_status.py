@@ -58,6 +58,8 @@ def state_and_reason(
     if server is not None and _pod_ready(server):
         return READY, "ServerPodReady", "Server pod is ready"
     why = str(((server or {}).get("status") or {}).get("message") or "")
+    if server is None:  # not created yet: held by the backpressure says so
+        why = str((internal.get("currentState") or {}).get("message") or "")
     return NOT_READY, "ServerPodNotReady", f"Server pod is not ready: {why}"
 
 

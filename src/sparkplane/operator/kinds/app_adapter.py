@@ -13,8 +13,9 @@ eviction wakes the app). Decisions come from the pure
 :func:`~sparkplane.operator.core.reconciler.decide`. With a capacity gate (the runner's
 backpressure, :mod:`sparkplane.operator.core.capacity`), a decision that would create a driver
 asks it first; held back, the app is decided again as held (it stays in its state, its status
-says ``WaitingForCapacity``). Only Apache's SparkApplications are gated (the v1beta2 and
-SparkConnect adapters decide through this one with ``gate=False``).
+says ``WaitingForCapacity``). Every kind that creates a driver is gated, under its own queue key
+(the v1beta2 and SparkConnect adapters decide through this one with ``gate=`` their queue kind),
+so one limit covers Apache's and Kubeflow's apps and sessions alike.
 
 Called by the runner (through :mod:`sparkplane.operator.runtime.loop`). Writes nothing.
 """
@@ -144,11 +145,15 @@ class AppAdapter:
             workloads=workloads,
         )
 
-    def decide(self, cr: Obj, *, create_error: str | None = None, gate: bool = True) -> Decision:
+    def decide(
+        self, cr: Obj, *, create_error: str | None = None, gate: str | None = APP
+    ) -> Decision:
+        """``gate``: the queue kind the capacity gate knows this resource by (the runner's key;
+        Kubeflow's kinds pass theirs); None: not gated."""
         observed = replace(self.observe(cr), create_error=create_error)
         decision = decide(cr, observed, self.clock(), self.settings)
-        if gate and self.capacity is not None:
-            decision, observed = self._gated(cr, observed, decision)
+        if gate is not None and self.capacity is not None:
+            decision, observed = self._gated(gate, cr, observed, decision)
         if decision.check_driver:  # absent from the cache: a live read before concluding
             namespace = str(cr["metadata"]["namespace"])
             pod = self.kube.get_or_none("v1", "Pod", decision.check_driver, namespace)
@@ -160,11 +165,13 @@ class AppAdapter:
             decision = decide(cr, observed, self.clock(), self.settings)
         return decision
 
-    def _gated(self, cr: Obj, observed: Observed, decision: Decision) -> tuple[Decision, Observed]:
+    def _gated(
+        self, kind: str, cr: Obj, observed: Observed, decision: Decision
+    ) -> tuple[Decision, Observed]:
         """``decision`` if it creates no driver or the gate admits it; else decided as held."""
         assert self.capacity is not None
         meta = cr["metadata"]
-        key = (APP, str(meta["namespace"]), str(meta["name"]))
+        key = (kind, str(meta["namespace"]), str(meta["name"]))
         if not creates_driver(decision):
             self.capacity.forget(key)
             return decision, observed

@@ -106,7 +106,7 @@ class ConnectAdapter:
         name = str(cr["metadata"]["name"])
         apache["spec"]["sparkConf"][DRIVER_POD_NAME_CONF] = server_pod_name(name)
         apache["status"] = before.get(INTERNAL) or None
-        decision = self.apps.decide(apache, create_error=create_error, gate=False)
+        decision = self.apps.decide(apache, create_error=create_error, gate=CONNECT)
         internal = decision.status if decision.status is not None else apache["status"]
         pods = self.apps.observe(apache).pods if internal else ()
         status = connect_status(cr, internal, pods, format_instant(now))

@@ -109,7 +109,7 @@ class KubeflowAdapter:
             return Decision(status=status, transitions=(note,))
         apache["spec"]["sparkConf"][DRIVER_POD_NAME_CONF] = kubeflow_driver_pod_name(cr)
         apache["status"] = before.get(INTERNAL) or None
-        decision = self.apps.decide(apache, create_error=create_error, gate=False)
+        decision = self.apps.decide(apache, create_error=create_error, gate=KUBEFLOW_APP)
         internal = decision.status if decision.status is not None else apache["status"]
         pods = self.apps.observe(apache).pods if internal else ()
         status = kubeflow_status(cr, internal, pods)
