@@ -86,6 +86,7 @@ class LeaderElector:
         self._thread: threading.Thread | None = None
         self._renewed_at = float("-inf")  # monotonic time the last good renewal was SENT
         self._seen: tuple[Any, ...] | None = None
+        self._mine: dict[str, Any] | None = None  # the Lease as our last write left it
         self._seen_at = 0.0
 
     def start(self) -> LeaderElector:
@@ -107,6 +108,7 @@ class LeaderElector:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
+            began = self.clock()
             try:
                 acquired = self.try_acquire_or_renew()
             except Exception as exc:  # network trouble: keep what we have until the deadline
@@ -114,7 +116,9 @@ class LeaderElector:
                 acquired = self.holds()
             fresh = self.clock() - self._renewed_at < self.renew_deadline
             self._set(acquired and fresh)
-            self._stop.wait(self.renew_seconds)
+            # every renew_seconds from when the last round BEGAN: a slow API server delays
+            # one round, never the rounds after it as well
+            self._stop.wait(max(0.0, began + self.renew_seconds - self.clock()))
 
     def _set(self, leader: bool) -> None:
         if leader == self.is_leader.is_set():
@@ -129,7 +133,27 @@ class LeaderElector:
             self.on_change(leader)
 
     def try_acquire_or_renew(self) -> bool:
-        """One round: create, renew or take over the Lease; False if someone else holds it."""
+        """One round: create, renew or take over the Lease; False if someone else holds it.
+
+        The holder renews with ONE request, a PUT of the Lease it last wrote (its
+        resourceVersion proves nobody wrote in between); only when that conflicts, or when it
+        does not hold the Lease, does it read first. Under an API server answering at p99 4 s
+        this halves the time a renewal takes (a read and a write were 559 fence refusals in
+        one overload run: docs/benchmarks.md)."""
+        mine, self._mine = self._mine, None
+        if mine is not None:
+            sent = self.clock()
+            renewed = {
+                **(mine.get("spec") or {}),
+                "renewTime": format_micro_time(datetime.now(UTC)),
+            }
+            try:
+                self._mine = self.kube.replace({**mine, "spec": renewed})
+            except ConflictError:
+                pass  # someone wrote it (or our last write's answer was lost): read and decide
+            else:
+                self._renewed_at = sent
+                return True
         lease = self.kube.get_or_none(LEASE, "Lease", self.name, self.namespace)
         now = self.clock()
         record = record_of(lease)
@@ -148,7 +172,7 @@ class LeaderElector:
             if lease is None:
                 spec.update(acquireTime=stamp, leaseTransitions=0)
                 meta = {"name": self.name, "namespace": self.namespace}
-                self.kube.create(
+                written = self.kube.create(
                     {"apiVersion": LEASE, "kind": "Lease", "metadata": meta, "spec": spec}
                 )
             else:
@@ -156,10 +180,11 @@ class LeaderElector:
                 if old.get("holderIdentity") != self.identity:
                     spec["acquireTime"] = stamp
                     spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
-                self.kube.replace({**lease, "spec": {**old, **spec}})
+                written = self.kube.replace({**lease, "spec": {**old, **spec}})
         except (AlreadyExistsError, ConflictError):
             return False
         self._renewed_at = sent
+        self._mine = written
         return True
 
     def _release(self) -> None:

@@ -207,8 +207,11 @@ class Operator:
         if self.settings.capacity.enabled:
             self._spawn(self._wake_held, "capacity")
         if self.settings.leader_election:
+            # its own gateway, with a timeout inside the renew deadline: a request the API
+            # server sits on cannot hold the next renewal back past the point it could help
+            lease_timeout = self.settings.lease_seconds * 2 / 3 - self.settings.renew_seconds
             self.elector = LeaderElector(
-                self.reader,
+                Kube(self.reader.api, timeout=max(lease_timeout, 1.0)),
                 name=self.settings.lease_name,
                 namespace=self.settings.lease_namespace,
                 identity=self.identity,
