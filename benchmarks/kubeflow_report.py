@@ -41,16 +41,17 @@ def build(bench: BenchRun) -> dict[str, Any]:
         for t in times
         if t.driver_seen is not None and t.requested is not None
     ]
-    status_lag = [
-        t.status_started - t.driver_running
+    started_lag = [
+        max(t.status_started - t.driver_running, 0.0)
         for t in times
         if t.status_started is not None and t.driver_running is not None
-    ] + [
-        t.status_done - t.driver_done
+    ]
+    ended_lag = [
+        max(t.status_done - t.driver_done, 0.0)
         for t in times
         if t.status_done is not None and t.driver_done is not None
     ]
-    status_lag = [max(v, 0.0) for v in status_lag]
+    status_lag = started_lag + ended_lag
     scheduling = [
         t.driver_bound - t.driver_seen
         for t in times
@@ -92,6 +93,8 @@ def build(bench: BenchRun) -> dict[str, Any]:
         "admitted_within_60s": sum(1 for v in admitted_lag if v <= 60) / max(len(admitted_lag), 1),
         "apps_held_for_capacity": sum(1 for t in times if t.held),
         "status_lag_s": summary(status_lag),
+        "status_lag_started_s": summary(started_lag),
+        "status_lag_ended_s": summary(ended_lag),
         "driver_created_to_bound_s": summary(scheduling),
         "driver_bound_to_running_s": summary(starting),
         "driver_done_to_released_s": summary(releasing),
@@ -142,6 +145,8 @@ def render(r: dict[str, Any]) -> str:
         f" within 60 s: {r['admitted_within_60s'] * 100:.1f}%;"
         f" apps held for capacity: {r['apps_held_for_capacity']}",
         f"driver phase -> app status: {_lag(r['status_lag_s'])}",
+        f"  driver Running -> app started: {_lag(r['status_lag_started_s'])}",
+        f"  driver ended -> app ended: {_lag(r['status_lag_ended_s'])}",
         f"driver created -> bound (scheduler): {_lag(r['driver_created_to_bound_s'])}",
         f"driver bound -> Running (KWOK): {_lag(r['driver_bound_to_running_s'])}",
         f"driver ended -> app released: {_lag(r['driver_done_to_released_s'])}",

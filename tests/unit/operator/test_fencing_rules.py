@@ -40,6 +40,7 @@ def test_release_guards_the_observed_driver_by_uid() -> None:
     walk = Walk(make_cr())
     walk.step(0)
     walk.step(1, driver(uid="seen-uid"))
+    walk.step(5, driver(phase="Succeeded", uid="seen-uid"))  # the end is written alone first
     decision = walk.step(5, driver(phase="Succeeded", uid="seen-uid"))
     (delete,) = [a for a in decision.actions if isinstance(a, DeleteResources)]
     assert delete.uids == (("pi-0-driver", "seen-uid"),)
@@ -49,6 +50,7 @@ def test_released_app_whose_driver_is_still_there_deletes_it_again() -> None:
     walk = Walk(make_cr())
     walk.step(0)
     walk.step(1, driver())
+    walk.step(5, driver(phase="Succeeded"))
     walk.step(5, driver(phase="Succeeded"))
     assert walk.state == "ResourceReleased"
     again = walk.step(8, driver(phase="Succeeded"))  # crash between commit and delete
@@ -85,6 +87,7 @@ def test_sweeper_takes_only_objects_of_finished_or_other_attempts() -> None:
     found = leftovers(everything, lambda ns, n: running, at(100), 10)
     assert found == [stale]
     walk.step(1, driver())
+    walk.step(5, driver(phase="Succeeded"))
     walk.step(5, driver(phase="Succeeded"))
     assert walk.state == "ResourceReleased"
     found = leftovers(everything, lambda ns, n: walk.cr, at(100), 10)

@@ -97,6 +97,9 @@ def test_success_path_in_few_passes_with_history_and_release() -> None:
     walk.step(0)
     walk.step(1, driver())  # Running and Ready: three transitions in one pass
     assert walk.states[-3:] == ["DriverStarted", "DriverReady", "RunningHealthy"]
+    ended = walk.step(5, driver(phase="Succeeded"))
+    assert walk.state == "Succeeded" and not deletes(ended)  # the end is written alone first
+    assert ended.requeue_after == 0.0  # and released at once, in the next pass
     decision = walk.step(5, driver(phase="Succeeded"))
     assert walk.states == [
         "Submitted",
@@ -122,6 +125,7 @@ def test_driver_failure_is_failed_then_released() -> None:
     walk = Walk(make_cr())
     walk.step(0)
     walk.step(1, driver(phase="Pending", ready=False))
+    walk.step(3, driver(phase="Failed"))
     walk.step(3, driver(phase="Failed"))
     assert walk.states[-3:] == ["DriverRequested", "Failed", "ResourceReleased"]
     assert classify_apache_cr(walk.cr).phase is AppPhase.FAILED
@@ -244,6 +248,7 @@ def test_restart_on_failure_with_backoff_up_to_the_limit() -> None:
     for attempt in range(3):
         now = attempt * 100
         walk.step(now + 1, driver(attempt, uid=f"u{attempt}"))
+        walk.step(now + 2, driver(attempt, phase="Failed", uid=f"u{attempt}"))
         decision = walk.step(now + 2, driver(attempt, phase="Failed", uid=f"u{attempt}"))
         if attempt == 2:
             break
@@ -292,11 +297,13 @@ def test_always_restarts_a_success_and_counter_reset() -> None:
     walk.step(0)
     walk.step(1, driver())
     walk.step(20, driver(phase="Succeeded"))  # ran 20 s >= 10 s: counters reset first
+    walk.step(20, driver(phase="Succeeded"))
     assert walk.states[-3:] == ["Succeeded", "ScheduledToRestart", "DriverRequested"]
     info = walk.cr["status"]["currentAttemptSummary"]["attemptInfo"]
     assert (info["id"], info["restartCounter"]) == (1, 1)
     walk.step(21, driver(1, uid="b"))
     walk.step(22, driver(1, phase="Succeeded", uid="b"))  # short attempt: over the cap
+    walk.step(22, driver(1, phase="Succeeded", uid="b"))
     assert walk.states[-2:] == ["Succeeded", "ResourceReleased"]
 
 
@@ -349,6 +356,7 @@ def test_retain_on_failure_keeps_only_failures() -> None:
     ok = Walk(make_cr(tol))
     ok.step(0)
     ok.step(1, driver(phase="Succeeded"))
+    ok.step(1, driver(phase="Succeeded"))
     assert ok.state == "ResourceReleased"
     bad = Walk(make_cr(tol))
     bad.step(0)
@@ -360,6 +368,7 @@ def test_retain_on_failure_keeps_only_failures() -> None:
 def test_ttl_after_stop_deletes_the_custom_resource() -> None:
     walk = Walk(make_cr({"ttlAfterStopMillis": 4000}))
     walk.step(0)
+    walk.step(1, driver(phase="Succeeded"))
     decision = walk.step(1, driver(phase="Succeeded"))
     assert decision.requeue_after == 4.0
     assert not [a for a in walk.step(3).actions if isinstance(a, DeleteCustomResource)]

@@ -78,8 +78,10 @@ def test_suspend_in_a_stopping_or_terminal_state_changes_nothing() -> None:
     walk.step(0)
     walk.step(1, driver())
     walk.step(5, driver(phase="Succeeded"))
-    assert walk.state == "ResourceReleased"
+    assert walk.state == "Succeeded"  # stopping: its release is the next pass
     suspend(walk, True)
+    assert walk.step(5, driver(phase="Succeeded")).status is not None
+    assert walk.state == "ResourceReleased" and "Suspended" not in walk.states
     decision = walk.step(6)
     assert decision.status is None
     assert "Suspended" not in walk.states
@@ -91,6 +93,7 @@ def test_suspend_while_scheduled_to_restart_creates_nothing() -> None:
     )
     walk.step(0)
     walk.step(1, driver())
+    walk.step(5, driver(phase="Failed"))
     walk.step(5, driver(phase="Failed"))
     assert walk.state == "ScheduledToRestart"
     suspend(walk, True)

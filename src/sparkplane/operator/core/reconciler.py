@@ -681,6 +681,12 @@ def _stop(p: _Pass, state: A) -> bool:
         p.actions.append(p.release(0 if force else None))
         p.requeue_in(timeouts.termination_requeue_period_millis / 1000)
         return False
+    if driver.exists and any(t.dst == state for t in p.transitions):
+        # reached in this pass: its status is written alone first, and the release (its log
+        # archived, its pods deleted) follows in the next pass, so the app's status tells
+        # of its driver's end after one write, not after the release's reads and deletes
+        p.requeue_in(0.0)
+        return False
     p.actions.append(p.release())
     if restart:
         p.status = st.restart_status(
