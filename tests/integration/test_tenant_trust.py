@@ -334,12 +334,16 @@ def test_the_operator_releases_only_what_its_app_controls(
         messages = _messages(cr)
         assert "already exists and is not this resource's" in messages, messages
         assert any(f"precious-{k}" in messages for k in ("cm", "svc", "ing")), messages
-        events = [
-            e
-            for e in kube.list("v1", "Event", namespace)
-            if e["involvedObject"].get("name") == "grab" and "already exists" in e["message"]
-        ]
-        assert events and events[0]["type"] == "Warning"
+        events = wait_for(  # the recorder posts it from its own threads, after the write
+            lambda: [
+                e
+                for e in kube.list("v1", "Event", namespace)
+                if e["involvedObject"].get("name") == "grab" and "already exists" in e["message"]
+            ],
+            timeout=30,
+            what="the Warning Event naming the object that is not the app's",
+        )
+        assert events[0]["type"] == "Warning"
 
         tenant.create(mine, namespace)
         wait_for(
