@@ -9,7 +9,7 @@ real-node cluster: the host reaches its pods' IPs through the node's route
 (:mod:`.node.host`), which Traefik needs (it sends to the endpoints, not to the Service IP).
 
 Build: ``cmd/traefik`` of ``github.com/traefik/traefik/v3`` at :data:`TRAEFIK` (the newest
-version the Go module proxy serves here), cached in ``<cache>/bin/traefik-v<version>/traefik``
+version the Go module proxy serves here), cached in ``<cache>/bin/traefik-v<version>-<digest of the patches>/traefik``
 and built by ``dev-cluster build --traefik`` (``make integration`` runs it beside the real-node
 suite, like Kueue's; ``traefik up`` builds it if missing, waiting on the same lock).
 It cannot be built as a plain requirement: its
@@ -41,6 +41,7 @@ waits for a new Ingress to be routed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -125,8 +126,15 @@ NEW_FILES = {
 UPSTREAM_AUTH = "github.com/abbot/go-http-auth"
 
 
+def build_key() -> str:
+    """The version and a digest of this build's changes (:data:`PATCHES`, :data:`NEW_FILES`):
+    a change to either builds anew instead of reusing a binary built without it."""
+    recipe = json.dumps([TRAEFIK, PATCHES, sorted(NEW_FILES.items())]).encode()
+    return f"v{TRAEFIK}-{hashlib.sha256(recipe).hexdigest()[:12]}"
+
+
 def binary_path(cache_dir: Path) -> Path:
-    return cache_dir / "bin" / f"traefik-v{TRAEFIK}" / "traefik"
+    return cache_dir / "bin" / f"traefik-{build_key()}" / "traefik"
 
 
 def _patch(root: Path) -> None:
