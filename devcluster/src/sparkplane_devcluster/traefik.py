@@ -10,8 +10,9 @@ real-node cluster: the host reaches its pods' IPs through the node's route
 
 Build: ``cmd/traefik`` of ``github.com/traefik/traefik/v3`` at :data:`TRAEFIK` (the newest
 version the Go module proxy serves here), cached in
-``<cache>/bin/traefik-v<version>-<digest of the patches>/traefik`` and built by ``dev-cluster build --traefik`` (``make integration`` runs it beside the real-node
-suite, like Kueue's; ``traefik up`` builds it if missing, waiting on the same lock).
+``<cache>/bin/traefik-v<version>-<digest of the patches>/traefik`` and built by
+``dev-cluster build --traefik`` (``make integration`` runs it beside the real-node suite, like
+Kueue's; ``traefik up`` builds it if missing, waiting on the same lock).
 It cannot be built as a plain requirement: its
 go.mod replaces a nested module by a directory (``./pkg/config/dynamic/ext``) that the module
 zip leaves out, and three dependency sets are not served by the proxy here. So it is built in a
