@@ -51,6 +51,9 @@ KUEUE_SUSPENDING_PARENT = f"{KUEUE_GROUP}/pod-suspending-parent"
 #: removes it from as many as Kueue admitted, so an app that asks for more at run time gets no
 #: more than its quota (sparkplane's; operator/core/workload.py).
 QUOTA_GATE = "sparkplane.io/kueue-quota"
+#: The annotation the operator puts on each executor it releases from :data:`QUOTA_GATE`: past
+#: the admission, an executor without it (its gate removed by someone else) is removed first.
+QUOTA_RELEASED_ANNOTATION = "sparkplane.io/kueue-quota-released"
 
 SPARK_APPLICATION = "SparkApplication"
 SPARK_CLUSTER = "SparkCluster"

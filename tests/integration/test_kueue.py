@@ -34,6 +34,7 @@ from sparkplane.vocab import (
     KUEUE_API_VERSION,
     QUEUE_NAME_LABEL,
     QUOTA_GATE,
+    QUOTA_RELEASED_ANNOTATION,
     WORKLOAD,
 )
 from sparkplane_devcluster.cluster import default_cache_dir
@@ -544,6 +545,13 @@ def test_an_app_asking_more_executors_at_run_time_gets_no_more_than_admitted(
         assert all(
             p.get("status", {}).get("phase") == "Pending" for p in executors() if _quota_gated(p)
         )
+        marks = {
+            p["metadata"]["name"]: (p["metadata"].get("annotations") or {}).get(
+                QUOTA_RELEASED_ANNOTATION
+            )
+            for p in executors()
+        }
+        assert {n for n, m in marks.items() if m == "true"} == set(running), marks
         wait_for(
             lambda: "KueueQuotaHeld" in _events(kube, namespace, "grow"),
             timeout=30,

@@ -30,6 +30,7 @@ from sparkplane.vocab import (
     KUEUE_API_VERSION,
     QUEUE_NAME_LABEL,
     QUOTA_GATE,
+    QUOTA_RELEASED_ANNOTATION,
     WORKLOAD,
 )
 from tests.unit.operator.opfixtures import UID, Walk, at, driver, executor, make_cr
@@ -295,14 +296,20 @@ def test_a_queued_kubeflow_app_waits_for_its_workload_owned_by_the_v1beta2_resou
     assert started.status is not None and started.status["applicationState"]["state"] == "SUBMITTED"
 
 
-def gated(n: int, *, phase: str = "Pending", gate: bool = True) -> dict[str, Any]:
-    """Executor ``n`` of attempt 0 as Spark creates it from the admitted template."""
+def gated(
+    n: int, *, phase: str = "Pending", gate: bool = True, released: bool = False
+) -> dict[str, Any]:
+    """Executor ``n`` of attempt 0 as Spark creates it from the admitted template
+    (``released``: the operator removed its gate and marked it)."""
     pod = executor(n, ready=False)
     pod["metadata"]["uid"] = f"e-{n}"
+    pod["metadata"]["resourceVersion"] = f"{n}00"
     pod["metadata"]["labels"][EXEC_ID_LABEL] = str(n)
     pod["status"] = {"phase": phase}
     if gate:
         pod["spec"] = {"schedulingGates": [{"name": "other.example/gate"}, {"name": QUOTA_GATE}]}
+    if released:
+        pod["metadata"]["annotations"] = {QUOTA_RELEASED_ANNOTATION: "true"}
     return pod
 
 
@@ -322,19 +329,20 @@ def test_executors_are_created_gated_and_released_up_to_the_admitted_count() -> 
         9, driver(), *(gated(n) for n in (1, 2, 3, 4)), kueue=True, workloads=admitted
     )
     (hold,) = kinds(running, HoldExecutors)
-    assert hold.release == (("pi-x-exec-1", "e-1", 1), ("pi-x-exec-2", "e-2", 1))
+    # no annotations yet: each release makes the map, on the pod exactly as observed
+    assert hold.release == (("pi-x-exec-1", "e-1", 1, "100"), ("pi-x-exec-2", "e-2", 1, "200"))
     assert hold.remove == ()
     ((reason, message, warning),) = running.notices
     assert (reason, warning) == (KUEUE_QUOTA_HELD, False)
     assert "2 executors wait" in message and "the 2 executors Kueue admitted" in message
     # released: the two run; nothing more to do while the others wait
-    pods = (gated(1, phase="Running", gate=False), gated(2, phase="Running", gate=False))
+    pods = tuple(gated(n, phase="Running", gate=False, released=True) for n in (1, 2))
     steady = walk.step(12, driver(), *pods, gated(3), gated(4), kueue=True, workloads=admitted)
     assert kinds(steady, HoldExecutors) == [] and steady.notices[0][0] == KUEUE_QUOTA_HELD
     # executor 1 ends (dynamic allocation gave it back): executor 3 takes its place
     ended = (gated(1, phase="Succeeded", gate=False), pods[1])
     freed = walk.step(20, driver(), *ended, gated(3), gated(4), kueue=True, workloads=admitted)
-    assert kinds(freed, HoldExecutors)[0].release == (("pi-x-exec-3", "e-3", 1),)
+    assert kinds(freed, HoldExecutors)[0].release == (("pi-x-exec-3", "e-3", 1, "300"),)
 
 
 def test_executors_that_bypassed_the_gate_past_the_admission_are_removed() -> None:
@@ -350,6 +358,23 @@ def test_executors_that_bypassed_the_gate_past_the_admission_are_removed() -> No
     ((reason, message, warning),) = decision.notices
     assert reason == KUEUE_QUOTA_EXCEEDED and warning
     assert "pi-x-exec-4, pi-x-exec-3" in message
+
+
+def test_an_executor_that_bypassed_the_gate_never_displaces_a_released_one() -> None:
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    admitted = (workload(admitted=2),)
+    walk.step(3, kueue=True, workloads=admitted)
+    # the operator released 1 and 3 (2 was not yet seen then); the driver ungates 2 itself
+    pods = (
+        gated(1, phase="Running", gate=False, released=True),
+        gated(2, phase="Pending", gate=False),
+        gated(3, phase="Running", gate=False, released=True),
+        gated(4),
+    )
+    decision = walk.step(9, driver(), *pods, kueue=True, workloads=admitted)
+    (hold,) = kinds(decision, HoldExecutors)
+    assert hold.release == () and hold.remove == (("pi-x-exec-2", "e-2"),)
 
 
 def test_an_unqueued_apps_executors_are_never_held() -> None:

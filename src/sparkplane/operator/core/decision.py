@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 Obj = dict[str, Any]
 
@@ -80,15 +80,26 @@ class DeleteCustomResource:
     uid: str
 
 
+class Release(NamedTuple):
+    """A gated executor to let run: its gate is at ``gate_index`` of its ``schedulingGates``;
+    ``resource_version`` is set when the pod has no annotations yet (the release mark then
+    creates the map, so the pod must not have changed since it was observed)."""
+
+    name: str
+    uid: str
+    gate_index: int
+    resource_version: str | None = None
+
+
 @dataclass(frozen=True)
 class HoldExecutors:
     """Keep a queued app's executors within its Kueue admission (:func:`~sparkplane.operator.
-    core.workload.executor_quota`): remove the quota gate (at ``index`` of its
-    ``schedulingGates``) from ``release`` (name, uid, index), delete ``remove`` (name, uid).
+    core.workload.executor_quota`): remove the quota gate from ``release`` and mark them
+    released (annotation ``QUOTA_RELEASED_ANNOTATION``), delete ``remove`` (name, uid).
     Both guarded by the uid observed; NotFound and a changed pod are success (decided again)."""
 
     namespace: str
-    release: tuple[tuple[str, str, int], ...] = ()
+    release: tuple[Release, ...] = ()
     remove: tuple[tuple[str, str], ...] = ()
 
 

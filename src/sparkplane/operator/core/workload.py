@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkplane.operator.core.bounds import DYNAMIC
+from sparkplane.operator.core.decision import Release
 from sparkplane.render.memory import executor_memory_mib
 from sparkplane.vocab import (
     DRIVER_ROLE,
@@ -50,6 +51,7 @@ from sparkplane.vocab import (
     POD_ENDED,
     QUEUE_NAME_LABEL,
     QUOTA_GATE,
+    QUOTA_RELEASED_ANNOTATION,
     WORKLOAD,
 )
 
@@ -287,13 +289,13 @@ def admitted_cr(cr: Mapping[str, Any], admitted: Admission) -> Obj:
 class ExecutorQuota:
     """What the operator does about a queued app's executors (:func:`executor_quota`).
 
-    ``release``: (name, uid, gate index) of gated executors to let run (their gate removed);
-    ``remove``: (name, uid) of executors running past the admitted count without the
-    operator's release (someone removed their gate), to delete; ``held``: gated executors
-    left waiting because the app asked for more than Kueue admitted.
+    ``release``: gated executors to let run (their gate removed, marked released);
+    ``remove``: (name, uid) of executors running past the admitted count, those without the
+    operator's release mark (someone removed their gate) first, to delete; ``held``: gated
+    executors left waiting because the app asked for more than Kueue admitted.
     """
 
-    release: tuple[tuple[str, str, int], ...] = ()
+    release: tuple[Release, ...] = ()
     remove: tuple[tuple[str, str], ...] = ()
     held: int = 0
 
@@ -320,7 +322,8 @@ def executor_quota(executors: Sequence[Mapping[str, Any]], admitted: int) -> Exe
     room, the rest wait, gated, using no node resources, until an executor ends — a dynamically
     allocated app that scales down makes room for one it asks later. Ungated executors past
     ``admitted`` (a driver removed the gate itself: drivers may update the pods they own) are
-    removed, newest first."""
+    removed, those the operator did not release (no :data:`QUOTA_RELEASED_ANNOTATION`) first,
+    newest first."""
     live = sorted(
         (p for p in executors if (p.get("status") or {}).get("phase") not in POD_ENDED),
         key=_exec_order,
@@ -330,13 +333,26 @@ def executor_quota(executors: Sequence[Mapping[str, Any]], admitted: int) -> Exe
     running = [p for p in live if _gate_index(p) is None]
     gated = [p for p in live if _gate_index(p) is not None]
     room = admitted - len(running)
-    ids = [(str(p["metadata"]["name"]), str(p["metadata"].get("uid") or "")) for p in running]
-    remove = tuple(reversed(ids[admitted:])) if room < 0 else ()
-    release = tuple(
-        (str(p["metadata"]["name"]), str(p["metadata"].get("uid") or ""), _gate_index(p) or 0)
-        for p in gated[: max(room, 0)]
+    # past the admission, the operator's own releases are kept (oldest first) and the others
+    # removed: an executor whose gate someone else removed never displaces a released one
+    kept = sorted(running, key=lambda p: (not _released(p), _exec_order(p)))[: max(admitted, 0)]
+    over = [p for p in running if p not in kept]
+    remove = tuple(
+        (str(p["metadata"]["name"]), str(p["metadata"].get("uid") or "")) for p in reversed(over)
     )
+    release = tuple(_release(p) for p in gated[: max(room, 0)])
     return ExecutorQuota(release, remove, len(gated) - len(release))
+
+
+def _released(pod: Mapping[str, Any]) -> bool:
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return QUOTA_RELEASED_ANNOTATION in annotations
+
+
+def _release(pod: Mapping[str, Any]) -> Release:
+    meta = pod.get("metadata") or {}
+    fresh = None if meta.get("annotations") else str(meta.get("resourceVersion") or "")
+    return Release(str(meta["name"]), str(meta.get("uid") or ""), _gate_index(pod) or 0, fresh)
 
 
 def admitted_message(workload: Mapping[str, Any], admitted: Admission) -> str:

@@ -47,7 +47,13 @@ from sparkplane.operator.core.decision import (
 )
 from sparkplane.security import podpolicy
 from sparkplane.settings import Settings
-from sparkplane.vocab import APP_SELECTOR_LABEL, QUOTA_GATE, controller_of, format_instant
+from sparkplane.vocab import (
+    APP_SELECTOR_LABEL,
+    QUOTA_GATE,
+    QUOTA_RELEASED_ANNOTATION,
+    controller_of,
+    format_instant,
+)
 
 log = logging.getLogger(__name__)
 _REJECTED_CODES = frozenset({400, 403, 404, 422})
@@ -280,12 +286,19 @@ def hold_executors(kube: Kube, action: HoldExecutors) -> None:
     pod's uid and the gate's place, so it never touches another pod or another gate) and delete
     those past the admission (uid precondition). A pod gone or changed meanwhile is left to the
     next reconcile."""
-    for name, uid, index in action.release:
-        patch = [
+    for name, uid, index, fresh in action.release:
+        patch: list[dict[str, Any]] = [
             {"op": "test", "path": "/metadata/uid", "value": uid},
             {"op": "test", "path": f"/spec/schedulingGates/{index}/name", "value": QUOTA_GATE},
             {"op": "remove", "path": f"/spec/schedulingGates/{index}"},
         ]
+        if fresh is None:  # it has annotations: the mark goes in beside them
+            key = QUOTA_RELEASED_ANNOTATION.replace("~", "~0").replace("/", "~1")
+            patch.append({"op": "add", "path": f"/metadata/annotations/{key}", "value": "true"})
+        else:  # none yet: the map is made, on the pod exactly as observed
+            patch.insert(1, {"op": "test", "path": "/metadata/resourceVersion", "value": fresh})
+            mark = {QUOTA_RELEASED_ANNOTATION: "true"}
+            patch.append({"op": "add", "path": "/metadata/annotations", "value": mark})
         try:
             kube.patch("v1", "Pod", name, patch, action.namespace, patch_type="json")
         except KubeError as exc:  # 404 gone, 409/422 changed (a failed test op answers 422)
