@@ -23,7 +23,7 @@ from sparkplane.spec.connect import CONNECT_CLASS, CONNECT_PORT
 from sparkplane.spec.kubeflow_connect import CONNECT_NAME_LABEL, to_apache
 from sparkplane.vocab import KUBEFLOW_CONNECT_API_VERSION, format_instant
 
-from .opfixtures import UID, at, driver, executor
+from .opfixtures import UID, at, driver, executor, make_cr
 
 
 def connect_cr(**spec: Any) -> dict[str, Any]:
@@ -70,6 +70,14 @@ def test_the_server_is_sparks_connect_server_rendered_by_the_driver_steps() -> N
     container = pod["spec"]["containers"][0]
     assert container["readinessProbe"]["tcpSocket"]["port"] == CONNECT_PORT
     assert CONNECT_CLASS in container["args"]
+    # the probe keeps the pod un-Ready until the server listens; its executors reach it by the
+    # driver Service's name before that, so that name resolves to a not-yet-Ready driver too
+    (headless,) = [o for o in built.objects if o["metadata"]["name"] == "pi-0-driver-svc"]
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["publishNotReadyAddresses"] is True
+    plain = build_attempt(make_cr(), "sparkplane")  # no probe: exactly as spark-submit makes it
+    (svc,) = [o for o in plain.objects if o["kind"] == "Service"]
+    assert "publishNotReadyAddresses" not in svc["spec"]
 
 
 def test_zero_executors_a_user_service_and_a_users_own_probe() -> None:

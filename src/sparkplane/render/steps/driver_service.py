@@ -5,8 +5,15 @@ RPC/block manager/UI ports, and from Spark 4.1 Spark Connect's, ``appProtocol: g
 through which executors reach the driver, and sets
 ``spark.driver.host``, ``spark.driver.port`` and ``spark.driver.blockManager.port``. Pure.
 
-Deviation: the Service also carries sparkplane's labels on every object (``spark-role``,
-``spark-app-name``, ``app-name``); Spark puts only ``spark-app-selector`` on it.
+Deviations: the Service also carries sparkplane's labels on every object (``spark-role``,
+``spark-app-name``, ``app-name``); Spark puts only ``spark-app-selector`` on it. And when the
+driver container has a readiness probe (from its pod template: Kubeflow's SparkConnect server
+probes its gRPC port), the Service publishes not-ready addresses: a headless Service's DNS name
+resolves only to Ready pods otherwise, and Spark's executors must reach the driver through it
+before the probe can pass (the Connect server opens its port after its SparkContext has waited
+for them), so they fail to resolve it and the server gives up after three (Spark's
+``EXCEED_MAX_EXECUTOR_FAILURES``, exit code 11). Kubeflow's own SparkConnect avoids the name
+altogether (``spark.driver.host`` is the pod's IP).
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ from sparkplane.spec.conf import K8S, split_list
 from sparkplane.vocab import APP_SELECTOR_LABEL
 
 
-def driver_service(conf: DriverConf) -> Obj:
-    """The headless Service object for the driver."""
+def driver_service(conf: DriverConf, *, probed: bool = False) -> Obj:
+    """The headless Service object for the driver (``probed``: the driver container has a
+    readiness probe, so the Service publishes the driver's address before it is Ready)."""
     meta: Obj = {
         "name": conf.ids.driver_service_name,
         "labels": {
@@ -30,18 +38,16 @@ def driver_service(conf: DriverConf) -> Obj:
     annotations = conf.prefixed(f"{K8S}.driver.service.annotation.")
     if annotations:
         meta["annotations"] = annotations
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": meta,
-        "spec": {
-            "clusterIP": "None",
-            "ipFamilies": split_list(conf.get(f"{K8S}.driver.service.ipFamilies") or "IPv4"),
-            "ipFamilyPolicy": conf.get(f"{K8S}.driver.service.ipFamilyPolicy") or "SingleStack",
-            "ports": [_port(name, port, conf) for name, port in driver_ports(conf)],
-            "selector": conf.driver_labels(),
-        },
+    spec: Obj = {
+        "clusterIP": "None",
+        "ipFamilies": split_list(conf.get(f"{K8S}.driver.service.ipFamilies") or "IPv4"),
+        "ipFamilyPolicy": conf.get(f"{K8S}.driver.service.ipFamilyPolicy") or "SingleStack",
+        "ports": [_port(name, port, conf) for name, port in driver_ports(conf)],
+        "selector": conf.driver_labels(),
     }
+    if probed:
+        spec["publishNotReadyAddresses"] = True
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
 
 
 def _port(name: str, port: int, conf: DriverConf) -> Obj:
@@ -57,7 +63,7 @@ class DriverServiceStep:
     name = "driver-service"
 
     def apply(self, state: DriverState, conf: DriverConf) -> DriverState:
-        service = driver_service(conf)
+        service = driver_service(conf, probed="readinessProbe" in state.container)
         ports = {p["name"]: str(p["port"]) for p in service["spec"]["ports"]}
         return state.evolve(
             resources=[service],
