@@ -22,12 +22,24 @@ SDK's documented callable pattern, swaps its Kind defaults — ``apache/spark:4.
 ``spark-operator-spark`` account, 1 whole core — for the dev cluster's image, account and sizes),
 ``wait_for_job_status`` (Completed), ``get_job_logs`` (from ``driverInfo.podName``) and
 ``delete_job``.
+
+And the SDK's interactive call, ``SparkClient.connect()``, unchanged, against a SparkConnect
+(``sparkoperator.k8s.io/v1alpha1``) served by sparkplane's operator: it creates the resource,
+waits for its ``status.state`` to be ``Ready``, port-forwards to ``status.server.podName``
+with the real ``kubectl`` (what the SDK does outside a cluster) and hands back a Spark Connect
+session that runs ``spark.range(10).count()`` on the real Spark 4.0.1 Connect server; then
+``delete_session`` and the garbage collector remove the server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +51,9 @@ from sparkplane.kube import Kube
 from sparkplane.operator.core.settings import OperatorSettings, ReconcileSettings
 from sparkplane.operator.deploy.install import install_crds
 from sparkplane.operator.runtime.runner import Operator
+from sparkplane.spec.kubeflow_connect import CONNECT_NAME_LABEL
 from sparkplane.vocab import KUBEFLOW_API_VERSION
+from tests.integration.helpers import wait_for
 from tests.integration.operator_helpers import TEST_LIMITS, operator_identity
 from tests.realnode.airflowd import ROOT, Airflow
 from tests.realnode.conftest import PORT_BASE, SERVICE_ACCOUNT
@@ -110,6 +124,51 @@ logs = "\\n".join(client.get_job_logs(name))  # one line per item, no newline
 client.delete_job(name)
 print(json.dumps({"name": name, "status": done.status.value, "driver": done.driver_pod_name,
                   "pi": [line for line in logs.splitlines() if "Pi is roughly" in line]}))
+"""
+
+
+SDK_CONNECT = """
+import json
+import sys
+import time
+
+from kubeflow.spark import Driver, KubernetesBackendConfig, SparkClient
+
+kubeconfig, namespace, image, account = sys.argv[1:5]
+
+
+def dev_cluster(conn, backend):
+    \"\"\"The SDK's option pattern, on the SparkConnect it built: the dev cluster's Spark version,
+    and no Maven URL for the server's jar (the image has it; the node has no internet).\"\"\"
+    conn.spec.spark_version = "4.0.1"
+    conn.spec.spark_conf.pop("spark.jars", None)
+
+
+started = time.monotonic()
+client = SparkClient(KubernetesBackendConfig(namespace=namespace, config_file=kubeconfig))
+spark = client.connect(
+    num_executors=1,
+    resources_per_executor={"cpu": "1", "memory": "512Mi"},
+    spark_conf={
+        "spark.kubernetes.driver.request.cores": "200m",
+        "spark.kubernetes.executor.request.cores": "200m",
+    },
+    driver=Driver(image=image, service_account=account, resources={"memory": "768Mi"}),
+    options=[dev_cluster],
+    timeout=600,
+    connect_timeout=300,
+)
+connected = time.monotonic() - started
+count = spark.range(10).count()
+counted = time.monotonic() - started
+version = spark.version
+(session,) = client.list_sessions()
+spark.stop()
+client.delete_session(session.name)
+print(json.dumps({"count": count, "version": version, "name": session.name,
+                  "state": session.state.value, "pod": session.driver_pod_name,
+                  "service": session.service_name, "connected": connected,
+                  "counted": counted, "deleted": time.monotonic() - started}))
 """
 
 
@@ -231,3 +290,108 @@ def test_airflow_and_the_kubeflow_sdk_drive_v1beta2_sparkpis(
     assert op_status["applicationState"]["state"] == "COMPLETED", op_status
     assert op_status["driverInfo"]["podName"] == f"{ops[0]['metadata']['name']}-driver"
     assert op_status["submissionAttempts"] == 1, op_status
+
+
+class _ExecutorLogs:
+    """Catches the log of each executor pod whose container ended, before Spark deletes the
+    pod (it does within seconds): what a failed connect() needs to be explained."""
+
+    def __init__(self, kube: Kube, namespace: str) -> None:
+        self.kube, self.namespace = kube, namespace
+        self.caught: dict[str, list[str]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> _ExecutorLogs:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            with contextlib.suppress(Exception):
+                for pod in self.kube.list(
+                    "v1", "Pod", self.namespace, label_selector="spark-role=executor"
+                ):
+                    name = pod["metadata"]["name"]
+                    statuses = pod.get("status", {}).get("containerStatuses") or []
+                    ended = any("terminated" in (c.get("state") or {}) for c in statuses)
+                    if ended and name not in self.caught and len(self.caught) < 4:
+                        log = self.kube.logs(name, self.namespace, tail_lines=80)
+                        self.caught[name] = [json.dumps(statuses), *log]
+
+    def story(self) -> str:
+        lines = []
+        for name, log in self.caught.items():
+            lines.append(f"--- executor {name}:")
+            lines.extend(log)
+        return "\n" + "\n".join(lines)
+
+
+def _connect_story(kube: Kube, namespace: str) -> str:
+    """What a failed connect() leaves to read: each SparkConnect's state history, its
+    server pods' container states and the end of their logs."""
+    lines = []
+    for cr in kube.list("sparkoperator.k8s.io/v1alpha1", "SparkConnect", namespace):
+        status = cr.get("status") or {}
+        internal = status.get("sparkplane") or {}
+        history = internal.get("stateTransitionHistory") or {}
+        steps = [f"{v.get('currentStateSummary')}: {v.get('message')}" for v in history.values()]
+        lines.append(f"SparkConnect {cr['metadata']['name']}: {status.get('state')} {steps}")
+    for pod in kube.list("v1", "Pod", namespace, label_selector=CONNECT_NAME_LABEL):
+        name = pod["metadata"]["name"]
+        lines.append(f"pod {name}: {json.dumps(pod.get('status', {}).get('containerStatuses'))}")
+        with contextlib.suppress(Exception):
+            lines.extend(list(kube.logs(name, namespace, tail_lines=150)))
+    return "\n" + "\n".join(lines)
+
+
+@pytest.mark.timeout(900)
+def test_the_kubeflow_sdks_connect_gets_a_session_from_a_sparkconnect(
+    kube: Kube, kubeconfig: Path, operator: str, tmp_path: Path
+) -> None:
+    """``SparkClient.connect()`` (the real SDK, unchanged) against sparkplane's operator."""
+    namespace = operator
+    minted = client_kubeconfig(kubeconfig, namespace, tmp_path / "sdk.kubeconfig")
+    script = tmp_path / "kubeflow_sdk_connect.py"
+    script.write_text(SDK_CONNECT)
+    assert SDK_PYTHON.exists(), f"{SDK_PYTHON} is missing: run `make kubeflow-venv`"
+    env = {**os.environ, "KUBECONFIG": str(minted)}  # the SDK's `kubectl port-forward` uses it
+    args = [str(minted), namespace, SPARK_IMAGE, SERVICE_ACCOUNT]
+    sdk = subprocess.Popen(
+        [str(SDK_PYTHON), str(script), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its kubectl port-forward too: ended with it below
+    )
+    with _ExecutorLogs(kube, namespace) as executors:
+        try:
+            out, err = sdk.communicate(timeout=840)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(sdk.pid, signal.SIGTERM)
+    ended = time.monotonic()
+    assert sdk.returncode == 0, err[-3000:] + _connect_story(kube, namespace) + executors.story()
+    got = json.loads(out.strip().splitlines()[-1])
+    print(
+        f"SDK connect: ready and connected {got['connected']:.0f} s, counted "
+        f"{got['counted']:.0f} s, deleted {got['deleted']:.0f} s"
+    )
+    assert got["count"] == 10 and got["version"] == "4.0.1", got
+    assert got["state"] == "Ready", got
+    assert got["pod"] == f"{got['name']}-server" and got["service"] == got["pod"], got
+    wait_for(
+        lambda: (
+            not kube.list(
+                "v1", "Pod", namespace, label_selector=f"{CONNECT_NAME_LABEL}={got['name']}"
+            )
+        ),
+        timeout=180,
+        what="the garbage collector removing the deleted SparkConnect's server and executors",
+    )
+    print(f"gone {time.monotonic() - ended:.0f} s after the SDK's end")
