@@ -10,7 +10,8 @@ counter reset and backoffs, force-termination grace and termination requeue, ret
 duration, and TTL after stop; and ``spec.suspend`` (Apache 1.1.0): held or released into
 ``Suspended``, resumed as a new attempt; and Kueue (an app labelled
 ``kueue.x-k8s.io/queue-name``): each attempt's Workload first (``AdmissionPending``), the
-driver once Kueue admits it (with the admitted counts and pod-set updates), an eviction
+driver once Kueue admits it (with the admitted counts, pod-set updates and ResourceFlavors;
+a flavor not found holds it back, a conflicting one fails the attempt), an eviction
 suspends it (``suspendReason: KueueEvicted``) and requeues it as a new attempt once its driver
 is gone, and a Workload no attempt holds any more is deleted (:mod:`.workload`). Level-based:
 it never depends on which event woke it.

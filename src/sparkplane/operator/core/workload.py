@@ -23,6 +23,12 @@ Admitted quota is the ceiling the app runs with: :func:`pinned_conf` writes the 
 over ``spark.executor.instances`` or ``spark.dynamicAllocation.maxExecutors`` (and lowers
 ``minExecutors``/``initialExecutors`` to it) in the conf the driver is submitted with.
 
+ResourceFlavors: the admission names each pod set's flavors (``podSetAssignments[].flavors``)
+but not what they ask of the pods; :func:`with_flavors` puts their ``nodeLabels`` and
+``tolerations`` into each pod set's update, as Kueue's job integrations do, once the operator
+has read them (:func:`unresolved_flavors`: none may be missing), and :func:`check_selector`
+refuses a conflict with the app's own node selector, as Kueue does (``FailedToStart``).
+
 :func:`admitted_cr` is the SparkApplication as the admission lets it run: the pinned conf,
 and the executor pod set's update as Spark's executor confs (labels, annotations, node selector)
 and pod template (tolerations); the driver's update goes onto the rendered driver pod
