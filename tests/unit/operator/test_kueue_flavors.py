@@ -122,3 +122,19 @@ def test_a_flavor_conflicting_with_the_apps_own_node_selector_fails_the_attempt(
     history = walk.cr["status"]["stateTransitionHistory"].values()
     message = next(h["message"] for h in history if h["currentStateSummary"] == "SchedulingFailure")
     assert "pool='gpu' vs 'spot'" in message and "FailedToStart" in message
+
+
+def test_a_driver_committed_but_never_created_is_created_with_its_flavors() -> None:
+    """A crash between the ``DriverRequested`` write and the creates: the driver made again
+    carries the flavors too, and waits like the first one if a flavor is gone."""
+    walk = Walk(queued_cr())
+    walk.step(0, kueue=True)
+    admitted = admitted_on_spot()
+    walk.step(3, kueue=True, workloads=(admitted,), flavors=FLAVORS)
+    assert walk.state == "DriverRequested"
+    gone = walk.step(4, kueue=True, workloads=(admitted,), flavors={}, driver_absent=True)
+    assert walk.state == "DriverRequested" and not kinds(gone, CreateResources)
+    assert [n[0] for n in gone.notices] == [KUEUE_FLAVOR_MISSING]
+    again = walk.step(5, kueue=True, workloads=(admitted,), flavors=FLAVORS, driver_absent=True)
+    pod = next(o for a in kinds(again, CreateResources) for o in a.objects if o["kind"] == "Pod")
+    assert pod["spec"]["nodeSelector"]["pool"] == "on-demand"

@@ -530,9 +530,6 @@ def _admission_pending(p: _Pass) -> bool:
         return False
     if admitted is None:
         return False
-    if missing := wl.unresolved_flavors(admitted, p.observed.flavors):
-        _wait_for_flavors(p, missing)
-        return False
     p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))
     p.creating = True
     p.go(
