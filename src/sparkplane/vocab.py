@@ -38,6 +38,7 @@ SPARKPLANE_GROUP = "sparkplane.io"
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_API_VERSION = f"{KUEUE_GROUP}/v1beta2"
 WORKLOAD = "Workload"
+RESOURCE_FLAVOR = "ResourceFlavor"  # Kueue's, cluster-scoped: nodeLabels/tolerations for pods
 #: Label naming the LocalQueue (of the app's namespace) an app waits in.
 QUEUE_NAME_LABEL = f"{KUEUE_GROUP}/queue-name"
 LOCAL_QUEUE = "LocalQueue"

@@ -121,6 +121,9 @@ def operator_identity(kube: Kube, namespace: str) -> Iterator[Kube]:
         yield client
     finally:
         client.close()
+        for obj in render_rbac(Identity.OPERATOR, namespace):  # cluster-scoped: not the ns's
+            if obj.body["kind"] == "ClusterRoleBinding":
+                kube.delete(obj.body["apiVersion"], obj.body["kind"], obj.body["metadata"]["name"])
 
 
 class _Collect(logging.Handler):

@@ -103,10 +103,13 @@ def test_template_renders_what_the_generators_say(
     assert sorted(rendered) == sorted(wanted)
     for key, obj in wanted.items():
         assert rendered[key] == obj, key
-    if values.job_namespaces:  # the operator's part has nothing cluster-scoped
+    if values.job_namespaces:  # the operator's part: nothing cluster-scoped but reads
         operator = {k for k, o in rendered.items() if k[2].startswith("sparkplane-operator")}
-        assert operator and all(k[1] for k in operator)
-        assert not any(k[0].startswith("Cluster") for k in operator)
+        scoped = {k for k in operator if k[0].startswith("Cluster")}
+        assert operator and all(k[1] for k in operator - scoped)
+        assert {k[2] for k in scoped} == {"sparkplane-operator-cluster"}
+        reads = [r for k in scoped if k[0] == "ClusterRole" for r in rendered[k]["rules"]]
+        assert reads and all(set(r["verbs"]) <= {"get", "list", "watch"} for r in reads)
 
 
 def test_lint_and_crds_keep_off(helm: Path) -> None:

@@ -37,7 +37,8 @@ from sparkplane.vocab import (
     QUOTA_RELEASED_ANNOTATION,
     WORKLOAD,
 )
-from sparkplane_devcluster.cluster import default_cache_dir
+from sparkplane_devcluster.cluster import default_cache_dir, node_ready
+from sparkplane_devcluster.components import node_manifest
 from tests.integration.helpers import delete_namespace, wait_for
 from tests.integration.operator_helpers import (
     API,
@@ -161,9 +162,9 @@ RUNNING = ("RunningHealthy", "RunningWithPartialCapacity")
 DA = "spark.dynamicAllocation"
 
 
-def _cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
-    """A ClusterQueue of ``cpu`` (memory plenty) on the dev cluster's flavor; ``spec`` adds
-    e.g. its cohort or preemption; a ``borrowing`` cpu limit goes on its cpu quota."""
+def _cluster_queue(name: str, cpu: str, flavor: str = FLAVOR, **spec: Any) -> dict[str, Any]:
+    """A ClusterQueue of ``cpu`` (memory plenty) on ``flavor`` (the dev cluster's); ``spec``
+    adds e.g. its cohort or preemption; a ``borrowing`` cpu limit goes on its cpu quota."""
     borrowing = spec.pop("borrowing", None)
     cpu_quota: dict[str, Any] = {"name": "cpu", "nominalQuota": cpu}
     if borrowing is not None:
@@ -178,7 +179,7 @@ def _cluster_queue(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
             "resourceGroups": [
                 {
                     "coveredResources": ["cpu", "memory"],
-                    "flavors": [{"name": FLAVOR, "resources": resources}],
+                    "flavors": [{"name": flavor, "resources": resources}],
                 }
             ],
             **spec,
@@ -586,6 +587,65 @@ def test_an_app_asking_more_executors_at_run_time_gets_no_more_than_admitted(
             what=f"{held[1]} released into the freed slot",
         )
     as_tenant.close()
+
+
+@pytest.mark.timeout(300)
+def test_the_admitted_flavors_node_labels_and_tolerations_reach_the_pods(
+    kube: Kube, namespace: str, queues: Callable[..., None], tenant: Path
+) -> None:
+    """A ClusterQueue on a ResourceFlavor selecting a tainted node pool (``nodeLabels``,
+    ``nodeTaints`` and a ``tolerations`` entry for them): the operator reads the flavor Kueue
+    admitted the app on (its shipped RBAC: ``get`` resourceflavors) and its driver and
+    executors carry the flavor's node selector and toleration, so they bind to that pool's
+    node (no other node has the label; only pods tolerating its taint may use it)."""
+    pool = f"spot-{uuid.uuid4().hex[:6]}"
+    label, taint = "sparkplane.io/pool", f"sparkplane.io/{pool}"
+    node = node_manifest(pool, "4", "16Gi", 20)
+    node["metadata"]["labels"][label] = pool
+    node["spec"] = {"taints": [{"key": taint, "value": "true", "effect": "NoSchedule"}]}
+    toleration = {"key": taint, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    flavor = {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "ResourceFlavor",
+        "metadata": {"name": pool},
+        "spec": {
+            "nodeLabels": {label: pool},
+            "nodeTaints": [{"key": taint, "value": "true", "effect": "NoSchedule"}],
+            "tolerations": [toleration],
+        },
+    }
+    kube.create(node)
+    try:
+        wait_for(lambda: node_ready(kube.get("v1", "Node", pool)), timeout=60, what="node Ready")
+        kube.apply(flavor)
+        queues("spot", _cluster_queue(pool, "4", flavor=pool))
+        install_crds(kube)
+        as_tenant = Kube(connect(kubeconfig=tenant))
+        app = _sim(_app("spot", "spot", cpu="250m", executors=2), **{"run-for": "600s"})
+        with running_operator(kube, namespace):
+            as_tenant.create(app, namespace)
+            wait_state(kube, namespace, "spot", *RUNNING, timeout=90)
+            placed = wait_for(
+                lambda: (
+                    len(found := _app_pods(kube, namespace, "spot")) == 3
+                    and all(p["spec"].get("nodeName") for p in found)
+                    and found
+                ),
+                timeout=60,
+                what="the driver and 2 executors bound",
+            )
+        as_tenant.close()
+        admitted = wl.admission(_workloads(kube, namespace)["spot-0"])
+        assert admitted is not None
+        assert admitted.flavors == {"driver": (pool,), "executor": (pool,)}
+        for pod in placed:
+            name = pod["metadata"]["name"]
+            assert pod["spec"]["nodeName"] == pool, name
+            assert pod["spec"]["nodeSelector"][label] == pool, name
+            assert toleration in pod["spec"]["tolerations"], name
+    finally:
+        kube.delete("v1", "Node", pool)
+        kube.delete(KUEUE_API_VERSION, "ResourceFlavor", pool)  # freed once its queue goes
 
 
 # --- native submissions: Kueue's Pod integration holds the driver and each executor ----------

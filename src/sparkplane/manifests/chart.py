@@ -240,6 +240,9 @@ def files() -> dict[str, str]:
     out[f"{CHART}/files/rules/lease.yaml"] = _HEADER + yaml.safe_dump(
         deploy.lease_rules(), sort_keys=False
     )
+    out[f"{CHART}/files/rules/operator-cluster.yaml"] = _HEADER + yaml.safe_dump(
+        deploy.cluster_rules(), sort_keys=False
+    )
     out[f"{CHART}/templates/staging.yaml"] = staging_template()
     out[f"{CHART}/templates/gc.yaml"] = gc_template()
     return out

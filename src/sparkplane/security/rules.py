@@ -435,6 +435,16 @@ OPERATOR = Policy(
             "once the attempt's pods are gone (get: check it is the app's before deleting it)",
         ),
     ),
+    cluster=(
+        rule(
+            KUEUE,
+            "resourceflavors",
+            ("get",),
+            "a queued app's admission names ResourceFlavors: read each when the driver is "
+            "created, to put its nodeLabels and tolerations on the pods as Kueue's own "
+            "integrations do (cluster-scoped, so a ClusterRole; read at that moment, not watched)",
+        ),
+    ),
     own_namespace=(
         rule(
             COORDINATION,

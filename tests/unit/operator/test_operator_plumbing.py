@@ -171,10 +171,14 @@ def test_deploy_files_match_the_generator() -> None:
         assert path.read_text() == text, f"deploy/{rel} drifted: regenerate it"
 
 
-def test_namespaced_variant_has_nothing_cluster_scoped_but_its_namespace() -> None:
+def test_namespaced_variant_has_nothing_cluster_scoped_but_its_namespace_and_reads() -> None:
     objs = deploy.namespaced(["a", "b"])
-    kinds = {o["kind"] for o in objs}
-    assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds
+    scoped = [o for o in objs if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]
+    assert {o["metadata"]["name"] for o in scoped} == {deploy.CLUSTER_READS}
+    rules = [r for o in scoped if o["kind"] == "ClusterRole" for r in o["rules"]]
+    assert rules == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors"], "verbs": ["get"]}
+    ]
     roles = [o for o in objs if o["kind"] == "Role" and o["metadata"]["name"] == deploy.NAME]
     assert sorted(r["metadata"]["namespace"] for r in roles) == ["a", "b"]
     args = next(o for o in objs if o["kind"] == "Deployment")["spec"]["template"]["spec"][

@@ -181,7 +181,13 @@ def test_bindings_point_at_rendered_roles_for_every_variant():
 def test_operator_namespaced_binds_its_account_in_each_target_namespace():
     objs = bodies(render("operator", "sparkplane-system", namespaces=["a", "b", "a"]))
     roles = [(o["kind"], o["metadata"].get("namespace")) for o in objs if "rules" in o]
-    assert roles == [("Role", "a"), ("Role", "b"), ("Role", "sparkplane-system")]
+    # + one ClusterRole: Kueue's ResourceFlavors are cluster-scoped (get only)
+    assert roles == [
+        ("Role", "a"),
+        ("Role", "b"),
+        ("Role", "sparkplane-system"),
+        ("ClusterRole", None),
+    ]
     leases = next(o for o in objs if o["metadata"]["name"].endswith("leader-election"))
     assert leases["rules"][0]["resources"] == ["leases"]
     for b in (o for o in objs if o["kind"] == "RoleBinding"):
@@ -192,7 +198,8 @@ def test_operator_cluster_wide_uses_a_cluster_role_but_leases_stay_namespaced():
     objs = bodies(render("operator", "sparkplane-system", cluster_wide=True))
     kinds = sorted(o["kind"] for o in objs)
     assert kinds == sorted(
-        ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+        # a second ClusterRole and binding: the cluster-scoped reads (ResourceFlavors)
+        ["ServiceAccount", "Role", "RoleBinding", *(["ClusterRole", "ClusterRoleBinding"] * 2)]
     )
 
 

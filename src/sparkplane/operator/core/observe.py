@@ -50,6 +50,8 @@ class Observed:
     SparkApplication observed; a driver pod another uid controls is never its (issue 27).
     ``kueue``: the API server serves Kueue's Workloads (the operator watches them).
     ``workloads``: the Kueue Workloads this SparkApplication controls (any attempt).
+    ``flavors``: the ResourceFlavors its admitted Workload names, as read while the driver may
+    be created (name -> object; None: not found; a name absent: not read).
     ``held``: why the runner's backpressure (:mod:`~sparkplane.operator.core.capacity`) does
     not let this app's driver be created now (empty: it may be); ``held_recheck``: seconds
     before the held app is looked at again at the latest (the runner wakes it sooner).
@@ -64,6 +66,7 @@ class Observed:
     owner: str = ""
     kueue: bool = False
     workloads: tuple[Obj, ...] = ()
+    flavors: Mapping[str, Obj | None] = field(default_factory=dict)
     held: str = ""
     held_recheck: float = 30.0
 

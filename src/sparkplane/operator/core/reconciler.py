@@ -10,7 +10,8 @@ counter reset and backoffs, force-termination grace and termination requeue, ret
 duration, and TTL after stop; and ``spec.suspend`` (Apache 1.1.0): held or released into
 ``Suspended``, resumed as a new attempt; and Kueue (an app labelled
 ``kueue.x-k8s.io/queue-name``): each attempt's Workload first (``AdmissionPending``), the
-driver once Kueue admits it (with the admitted counts and pod-set updates), an eviction
+driver once Kueue admits it (with the admitted counts, pod-set updates and ResourceFlavors;
+a flavor not found holds it back, a conflicting one fails the attempt), an eviction
 suspends it (``suspendReason: KueueEvicted``) and requeues it as a new attempt once its driver
 is gone, and a Workload no attempt holds any more is deleted (:mod:`.workload`). Level-based:
 it never depends on which event woke it.
@@ -27,7 +28,7 @@ from typing import Any
 
 import pydantic
 
-from sparkplane.errors import ValidationError
+from sparkplane.errors import Problem, ValidationError
 from sparkplane.operator.core import bounds
 from sparkplane.operator.core import states as st
 from sparkplane.operator.core import workload as wl
@@ -56,6 +57,7 @@ from sparkplane.spec.tolerations import ApplicationTolerations
 from sparkplane.vocab import (
     APACHE_API_VERSION,
     DRIVER_ROLE,
+    EXECUTOR_ROLE,
     KUEUE_API_VERSION,
     QUEUE_NAME_LABEL,
     QUOTA_GATE,
@@ -147,6 +149,7 @@ class _Pass:
         key = (self.attempt, admitted is not None)
         if key not in self._built:
             try:
+                admitted = self._flavored(admitted)
                 cr = self.cr if admitted is None else wl.admitted_cr(self.cr, admitted)
                 built = build_attempt(
                     {**cr, "status": self.status},
@@ -156,10 +159,33 @@ class _Pass:
                     auth_cluster=self.observed.auth_cluster,
                 )
                 update = None if admitted is None else admitted.updates.get(DRIVER_ROLE)
+                if update is not None and admitted is not None and admitted.flavors:
+                    own = (built.driver_pod.get("spec") or {}).get("nodeSelector") or {}
+                    wl.check_selector(DRIVER_ROLE, own, update)
                 self._built[key] = built if update is None else _with_driver_update(built, update)
             except ValidationError as exc:
                 self._built[key] = exc
+            except wl.FlavorConflict as exc:
+                self._built[key] = ValidationError(
+                    [Problem("status.admission", str(exc), FLAVOR_CONFLICT_HINT)]
+                )
         return self._built[key]
+
+    def _flavored(self, admitted: wl.Admission | None) -> wl.Admission | None:
+        """``admitted`` with its ResourceFlavors' node labels and tolerations, when every one
+        was read (:func:`wl.with_flavors`; the executors' own node selector checked against
+        them); as it is otherwise (only names are needed then: the driver is created only once
+        the flavors are resolved, :func:`_admission_pending`)."""
+        if admitted is None or wl.unresolved_flavors(admitted, self.observed.flavors):
+            return admitted
+        flavored = wl.with_flavors(admitted, self.observed.flavors)
+        conf = {
+            str(k): str(v) for k, v in ((self.cr.get("spec") or {}).get("sparkConf") or {}).items()
+        }
+        update = flavored.updates.get(EXECUTOR_ROLE)
+        if update is not None:
+            wl.check_selector(EXECUTOR_ROLE, wl.executor_node_selector(conf), update)
+        return flavored
 
     # -- Kueue ------------------------------------------------------------------------------
     @property
@@ -490,6 +516,9 @@ def _admission_pending(p: _Pass) -> bool:
         return False
     found = p.workload()
     admitted = None if found is None else wl.admission(found)
+    if admitted is not None and (missing := wl.unresolved_flavors(admitted, p.observed.flavors)):
+        _wait_for_flavors(p, missing)
+        return False
     built = p.built()
     if isinstance(built, ValidationError):
         p.go(A.SCHEDULING_FAILURE, f"Spec rejected: {built}")
@@ -509,6 +538,35 @@ def _admission_pending(p: _Pass) -> bool:
         reason=KUEUE_ADMITTED,
     )
     return True
+
+
+KUEUE_FLAVOR_MISSING = "KueueFlavorMissing"
+"""The Event reason when an admission names a ResourceFlavor that does not exist (ours)."""
+FLAVOR_MISSING_MESSAGE = (
+    "{reason}: the admission of Workload {name} names ResourceFlavor {flavors}, which does not "
+    "exist: no pod is created until it does (its nodeLabels and tolerations go on the pods); "
+    "recreate it, or delete the app"
+)
+FLAVOR_RECHECK_SECONDS = 10.0  # flavors are read, not watched: how soon to look again
+FLAVOR_CONFLICT_HINT = (
+    "Kueue's own integrations do not start such a job either (FailedToStart): make the app's "
+    "node selector agree with the ClusterQueue's ResourceFlavor nodeLabels, or use another queue"
+)
+
+
+def _wait_for_flavors(p: _Pass, missing: tuple[str, ...]) -> None:
+    """The admission names ResourceFlavors not found: the driver waits (Kueue's integrations
+    retry too: ``podset.FromAssignment``'s read error), its ``currentState.message`` and a
+    warning Event (deduplicated) say which, and the app is looked at again soon."""
+    assert p.status is not None
+    message = FLAVOR_MISSING_MESSAGE.format(
+        reason=KUEUE_FLAVOR_MISSING, name=p.app_id, flavors=", ".join(missing)
+    )
+    current = dict(p.status.get("currentState") or {})
+    if current.get("message") != message:
+        p.status = {**p.status, "currentState": {**current, "message": message}}
+    p.notices.append((KUEUE_FLAVOR_MISSING, message, True))
+    p.requeue_in(FLAVOR_RECHECK_SECONDS)
 
 
 def _release_workloads(p: _Pass) -> None:
@@ -588,6 +646,12 @@ def _driver_vanished(p: _Pass, state: A, driver: DriverView) -> bool:
     if p.observed.driver_absent and state == A.DRIVER_REQUESTED and not p.seen_driver():
         # Committed, then never created (a crash or a lost lease between the status write and
         # the creates): create it now. Deterministic names make a concurrent create collide.
+        admitted = p.admitted()
+        if admitted is not None and (
+            missing := wl.unresolved_flavors(admitted, p.observed.flavors)
+        ):
+            _wait_for_flavors(p, missing)
+            return False
         built = p.built()
         if isinstance(built, AttemptResources):
             p.actions.append(CreateResources(p.namespace, built.objects, built.app_id, p.owner_uid))

@@ -23,6 +23,12 @@ Admitted quota is the ceiling the app runs with: :func:`pinned_conf` writes the 
 over ``spark.executor.instances`` or ``spark.dynamicAllocation.maxExecutors`` (and lowers
 ``minExecutors``/``initialExecutors`` to it) in the conf the driver is submitted with.
 
+ResourceFlavors: the admission names each pod set's flavors (``podSetAssignments[].flavors``)
+but not what they ask of the pods; :func:`with_flavors` puts their ``nodeLabels`` and
+``tolerations`` into each pod set's update, as Kueue's job integrations do, once the operator
+has read them (:func:`unresolved_flavors`: none may be missing), and :func:`check_selector`
+refuses a conflict with the app's own node selector, as Kueue does (``FailedToStart``).
+
 :func:`admitted_cr` is the SparkApplication as the admission lets it run: the pinned conf,
 and the executor pod set's update as Spark's executor confs (labels, annotations, node selector)
 and pod template (tolerations); the driver's update goes onto the rendered driver pod
@@ -170,10 +176,13 @@ class PodSetUpdate:
 
 @dataclass(frozen=True)
 class Admission:
-    """An admitted Workload: the executors admitted and each pod set's updates."""
+    """An admitted Workload: the executors admitted, each pod set's updates (the admission
+    checks' ``podSetUpdates``; with the flavors' once :func:`with_flavors` merged them) and
+    the ResourceFlavors each pod set was admitted on (``podSetAssignments[].flavors``)."""
 
     executors: int
     updates: dict[str, PodSetUpdate]
+    flavors: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def admission(workload: Mapping[str, Any]) -> Admission | None:
@@ -181,9 +190,12 @@ def admission(workload: Mapping[str, Any]) -> Admission | None:
     if not _true(workload, "Admitted") or _true(workload, "Evicted"):
         return None
     status = workload.get("status") or {}
-    counts = {
-        a.get("name"): int(a.get("count", 0))
-        for a in (status.get("admission") or {}).get("podSetAssignments") or []
+    assignments = (status.get("admission") or {}).get("podSetAssignments") or []
+    counts = {a.get("name"): int(a.get("count", 0)) for a in assignments}
+    flavors = {  # resource -> flavor: each flavor once, in the resources' order
+        str(a.get("name")): tuple(dict.fromkeys(str(v) for _, v in sorted(f.items())))
+        for a in assignments
+        if (f := a.get("flavors") or {})
     }
     updates: dict[str, PodSetUpdate] = {}
     for check in status.get("admissionChecks") or []:
@@ -195,7 +207,84 @@ def admission(workload: Mapping[str, Any]) -> Admission | None:
                 {**old.node_selector, **(u.get("nodeSelector") or {})},
                 (*old.tolerations, *(u.get("tolerations") or [])),
             )
-    return Admission(counts.get(EXECUTOR_ROLE, 0), updates)
+    return Admission(counts.get(EXECUTOR_ROLE, 0), updates, flavors)
+
+
+def flavor_names(admitted: Admission) -> tuple[str, ...]:
+    """Every ResourceFlavor the admission names (each once, sorted)."""
+    return tuple(sorted({n for names in admitted.flavors.values() for n in names}))
+
+
+def unresolved_flavors(
+    admitted: Admission, flavors: Mapping[str, Mapping[str, Any] | None]
+) -> tuple[str, ...]:
+    """The ResourceFlavors ``admitted`` names that ``flavors`` (name -> object as read, None:
+    not found; a name absent: not read) does not hold: the driver may not be created yet."""
+    return tuple(n for n in flavor_names(admitted) if flavors.get(n) is None)
+
+
+class FlavorConflict(ValueError):
+    """A flavor's nodeLabels, an admission check's update or a pod's own node selector ask
+    different values of one key (Kueue fails such a job's start: ``FailedToStart``)."""
+
+
+def _conflicts(what: str, a: Mapping[str, str], b: Mapping[str, str]) -> None:
+    clash = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+    if clash:
+        pairs = ", ".join(f"{k}={a[k]!r} vs {b[k]!r}" for k in clash)
+        raise FlavorConflict(f"{what}: {pairs}")
+
+
+def merged_update(base: PodSetUpdate, other: PodSetUpdate, where: str) -> PodSetUpdate:
+    """``base`` and ``other`` together, as Kueue's ``PodSetInfo.Merge``
+    (``pkg/podset/podset.go``): a key both set to different values is a conflict
+    (:class:`FlavorConflict`, naming ``where``), tolerations appended unless present."""
+    for what, a, b in (
+        ("labels", base.labels, other.labels),
+        ("annotations", base.annotations, other.annotations),
+        ("nodeSelector", base.node_selector, other.node_selector),
+    ):
+        _conflicts(f"{where} {what}", a, b)
+    tolerations = list(base.tolerations)
+    tolerations += [t for t in other.tolerations if t not in tolerations]
+    return PodSetUpdate(
+        {**base.labels, **other.labels},
+        {**base.annotations, **other.annotations},
+        {**base.node_selector, **other.node_selector},
+        tuple(tolerations),
+    )
+
+
+def with_flavors(admitted: Admission, flavors: Mapping[str, Mapping[str, Any] | None]) -> Admission:
+    """``admitted`` with each pod set's ResourceFlavors applied as Kueue's job integrations
+    apply them (``podset.FromAssignment`` in ``pkg/podset/podset.go``, merged with the checks'
+    ``podSetUpdates`` in ``pkg/controller/jobframework/reconciler.go``): the flavors'
+    ``spec.nodeLabels`` into the node selector, their ``spec.tolerations`` appended, then the
+    admission checks' updates merged (:func:`merged_update`: a conflict raises). Every flavor
+    must be resolved (:func:`unresolved_flavors`)."""
+    updates: dict[str, PodSetUpdate] = {}
+    for pod_set in sorted(set(admitted.flavors) | set(admitted.updates)):
+        selector: dict[str, str] = {}
+        tolerations: list[Obj] = []
+        for name in admitted.flavors.get(pod_set, ()):
+            spec = (flavors.get(name) or {}).get("spec") or {}
+            selector.update({str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()})
+            tolerations += [t for t in spec.get("tolerations") or [] if t not in tolerations]
+        base = PodSetUpdate(node_selector=selector, tolerations=tuple(tolerations))
+        update = admitted.updates.get(pod_set, PodSetUpdate())
+        updates[pod_set] = merged_update(
+            base, update, f"pod set {pod_set}: the ResourceFlavor and podSetUpdates"
+        )
+    return Admission(admitted.executors, updates, admitted.flavors)
+
+
+def check_selector(pod_set: str, own: Mapping[str, str], update: PodSetUpdate) -> None:
+    """Raise :class:`FlavorConflict` if ``update`` asks a node-selector key of pod set
+    ``pod_set`` a value other than the pod's ``own`` (Kueue's ``podset.Merge`` refuses the
+    same: the job is not started)."""
+    _conflicts(
+        f"pod set {pod_set}: the app's nodeSelector and its admission's", own, update.node_selector
+    )
 
 
 def pending_message(workload: Mapping[str, Any]) -> str:

@@ -39,6 +39,15 @@ def workload_rules() -> list[Obj]:
     return [r.body() for r in OPERATOR.namespaced]
 
 
+CLUSTER_READS = f"{NAME}-cluster"  # the namespaced install's ClusterRole (cluster_rules)
+
+
+def cluster_rules() -> list[Obj]:
+    """Cluster-scoped reads (Kueue's ResourceFlavors): the ``cluster`` rules of
+    :data:`sparkplane.security.rules.OPERATOR`, in a ClusterRole whatever it watches."""
+    return [r.body() for r in OPERATOR.cluster]
+
+
 def lease_rules() -> list[Obj]:
     """Leader election, in the operator's own namespace only."""
     return [r.body() for r in OPERATOR.own_namespace]
@@ -193,7 +202,7 @@ def cluster_wide(
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": _meta(NAME),
-        "rules": workload_rules(),
+        "rules": workload_rules() + cluster_rules(),
     }
     return [
         *_common(namespace, with_namespace),
@@ -210,8 +219,18 @@ def namespaced(
     *,
     with_namespace: bool = True,
 ) -> list[Obj]:
-    """The operator watching ``watched`` only; nothing cluster-scoped but its Namespace."""
+    """The operator watching ``watched`` only; nothing cluster-scoped but its Namespace and
+    a ClusterRole of cluster-scoped reads (:func:`cluster_rules`)."""
     out = _common(namespace, with_namespace)
+    out.append(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(CLUSTER_READS),
+            "rules": cluster_rules(),
+        }
+    )
+    out.append(_binding("ClusterRoleBinding", CLUSTER_READS, None, "ClusterRole", namespace))
     for ns in watched:
         out.append(
             {

@@ -38,8 +38,9 @@ from sparkplane.operator.core.naming import OPERATOR_NAME_LABEL
 from sparkplane.operator.core.observe import Observed
 from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
+from sparkplane.operator.core.states import AppStateSummary, current_summary
 from sparkplane.operator.kinds.adapter import Key, Watch, queue_kind
-from sparkplane.operator.kinds.kueue_io import WorkloadIndex
+from sparkplane.operator.kinds.kueue_io import WorkloadIndex, read_flavors
 from sparkplane.operator.kinds.pod_index import OWNER_KINDS, PodIndex
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.vocab import APACHE_API_VERSION, KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD
@@ -47,6 +48,8 @@ from sparkplane.vocab import APACHE_API_VERSION, KUEUE_API_VERSION, SPARK_APPLIC
 Obj = dict[str, Any]
 APP = SPARK_APPLICATION
 TOMBSTONE_SECONDS = 600.0
+#: the states a queued app's driver may be created in: its admission's ResourceFlavors are read
+CREATING_STATES = frozenset({AppStateSummary.ADMISSION_PENDING, AppStateSummary.DRIVER_REQUESTED})
 
 
 NO_TEMPLATE_FILES = TemplateDirLoader(None)  # reads no local file (see operator.podtemplates)
@@ -120,7 +123,9 @@ class AppAdapter:
             self._index.expire(time.monotonic())
 
     # -- deciding ---------------------------------------------------------------------------
-    def observe(self, cr: Obj) -> Observed:
+    def observe(self, cr: Obj, *, flavors: bool = True) -> Observed:
+        """What :func:`decide` needs of ``cr`` (caches; with ``flavors``, the ResourceFlavors
+        its admitted Workloads name are read while its driver may be created)."""
         meta = cr["metadata"]
         key = (str(meta["namespace"]), str(meta["name"]))
         uid = str(meta.get("uid") or "")
@@ -135,6 +140,8 @@ class AppAdapter:
         master = ((cr.get("spec") or {}).get("sparkConf") or {}).get("spark.master")
         target = standalone_auth.target_cluster(str(master) if master else None, key[0])
         found = target if target and self.cluster_exists(key[0], target) else None
+        creating = current_summary(cr.get("status")) in CREATING_STATES
+        read = read_flavors(self.kube, workloads) if flavors and self.kueue and creating else {}
         return Observed(
             pods=pods,
             tombstones=graves,
@@ -143,6 +150,7 @@ class AppAdapter:
             owner=uid,
             kueue=self.kueue,
             workloads=workloads,
+            flavors=read,
         )
 
     def decide(

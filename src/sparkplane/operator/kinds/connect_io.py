@@ -108,7 +108,7 @@ class ConnectAdapter:
         apache["status"] = before.get(INTERNAL) or None
         decision = self.apps.decide(apache, create_error=create_error, gate=CONNECT)
         internal = decision.status if decision.status is not None else apache["status"]
-        pods = self.apps.observe(apache).pods if internal else ()
+        pods = self.apps.observe(apache, flavors=False).pods if internal else ()
         status = connect_status(cr, internal, pods, format_instant(now))
         uid = str(cr["metadata"].get("uid") or "")
         return replace(

@@ -111,7 +111,7 @@ class KubeflowAdapter:
         apache["status"] = before.get(INTERNAL) or None
         decision = self.apps.decide(apache, create_error=create_error, gate=KUBEFLOW_APP)
         internal = decision.status if decision.status is not None else apache["status"]
-        pods = self.apps.observe(apache).pods if internal else ()
+        pods = self.apps.observe(apache, flavors=False).pods if internal else ()
         status = kubeflow_status(cr, internal, pods)
         uid = str(cr["metadata"].get("uid") or "")
         return replace(

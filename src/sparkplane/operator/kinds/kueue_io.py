@@ -8,17 +8,26 @@ predecessor's Workloads). An event returns the application to reconcile, so Kueu
 or eviction wakes the app at once. The Workloads themselves are built and judged by the pure
 :mod:`sparkplane.operator.core.workload`. Called by
 :class:`~sparkplane.operator.kinds.app_adapter.AppAdapter` under its lock. Reads nothing itself
-but :func:`served`.
+but :func:`served` and :func:`read_flavors` (the ResourceFlavors an admission names, read when
+the driver may be created: a GET each, as Kueue's integrations read them at start).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkplane.kube import Kube
-from sparkplane.vocab import KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD, owner_refs
+from sparkplane.operator.core.workload import admission, flavor_names
+from sparkplane.vocab import (
+    KUEUE_API_VERSION,
+    RESOURCE_FLAVOR,
+    SPARK_APPLICATION,
+    WORKLOAD,
+    owner_refs,
+)
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -30,6 +39,16 @@ def served(kube: Kube) -> bool:
         return True
     log.info("%s %s is not served: queued apps fail", KUEUE_API_VERSION, WORKLOAD)
     return False
+
+
+def read_flavors(kube: Kube, workloads: Iterable[Obj]) -> dict[str, Obj | None]:
+    """The ResourceFlavors (cluster-scoped) the admitted ``workloads`` name, by name (None: not
+    found). Read, not watched: the operator needs them only at the moment it creates a driver
+    (its role may ``get`` them, nothing more)."""
+    names = sorted(
+        {n for w in workloads if (found := admission(w)) is not None for n in flavor_names(found)}
+    )
+    return {n: kube.get_or_none(KUEUE_API_VERSION, RESOURCE_FLAVOR, n) for n in names}
 
 
 @dataclass
