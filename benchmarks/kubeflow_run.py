@@ -30,6 +30,9 @@ from sparkplane.operator.deploy.install import install_crds
 from sparkplane_devcluster.components import node_manifest
 
 API = "spark.apache.org/v1"
+KUBEFLOW_API = "sparkoperator.k8s.io/v1beta2"
+#: where a v1beta2 app's Apache-shaped status is kept (sparkplane.operator.core.kubeflow_status)
+INTERNAL = "sparkplane"
 SIM = "spark.kubernetes.driver.annotation.sim.sparkplane.io"
 SHARD = "sparkplane.io/bench-shard"
 STARTED = {
@@ -58,6 +61,7 @@ class Config:
     state_dir: str | None = None  # the dev cluster's, to find its processes
     quiet: bool = False
     capacity: bool = True  # the operator's backpressure (False: without it and the urgent lane)
+    api: str = "apache"  # the resources submitted: "apache" (spark.apache.org/v1) or "kubeflow"
 
 
 @dataclass
@@ -89,10 +93,29 @@ def spark_app(name: str, config: Config, shard: int) -> dict[str, Any]:
         f"{SIM}/run-for": f"{config.run_for:g}s",
         f"{SIM}/executors": str(config.executors),
     }
+    meta = {"name": name, "labels": {SHARD: str(shard)}}
+    if config.api == "kubeflow":  # the same app as Kubeflow's users write it (v1beta2)
+        sizes = {"memory": "128m", "coreRequest": "10m"}
+        return {
+            "apiVersion": KUBEFLOW_API,
+            "kind": "SparkApplication",
+            "metadata": meta,
+            "spec": {
+                "type": "Scala",
+                "mode": "cluster",
+                "image": "apache/spark:4.0.0",
+                "mainClass": "org.apache.spark.examples.SparkPi",
+                "mainApplicationFile": "local:///opt/spark/examples/jars/spark-examples.jar",
+                "sparkVersion": "4.0.0",
+                "driver": sizes,
+                "executor": {**sizes, "instances": config.executors},
+                "sparkConf": {k: v for k, v in conf.items() if k.startswith(SIM)},
+            },
+        }
     return {
         "apiVersion": API,
         "kind": "SparkApplication",
-        "metadata": {"name": name, "labels": {SHARD: str(shard)}},
+        "metadata": meta,
         "spec": {
             "mainClass": "org.apache.spark.examples.SparkPi",
             "jars": "local:///opt/spark/examples/jars/spark-examples.jar",
@@ -151,7 +174,8 @@ class BenchRun:
         for node in self.nodes:
             self.kube.create(node_manifest(node, "1000", "4096Gi", 300))
         for ns in self.namespaces:
-            apps = Informer(self.kube, API, "SparkApplication", namespace=ns)
+            api = KUBEFLOW_API if self.config.api == "kubeflow" else API
+            apps = Informer(self.kube, api, "SparkApplication", namespace=ns)
             apps.add_handler(self._on_app)
             pods = Informer(self.kube, "v1", "Pod", namespace=ns)
             pods.add_handler(self._on_pod)
@@ -212,6 +236,8 @@ class BenchRun:
         now = time.monotonic()
         meta = obj["metadata"]
         status = obj.get("status") or {}
+        if self.config.api == "kubeflow":  # the operator's own (Apache) status, beside Kubeflow's
+            status = status.get(INTERNAL) or {}
         state = (status.get("currentState") or {}).get("currentStateSummary") or ""
         history = status.get("stateTransitionHistory") or {}
         seen = {(history[k] or {}).get("currentStateSummary") for k in history}

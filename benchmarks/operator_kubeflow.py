@@ -67,6 +67,12 @@ def main() -> None:
     parser.add_argument("--state-dir", help="dev cluster state dir (default: the kubeconfig's)")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument(
+        "--api",
+        choices=("apache", "kubeflow"),
+        default="apache",
+        help="submit spark.apache.org/v1 or Kubeflow's sparkoperator.k8s.io/v1beta2 apps",
+    )
+    parser.add_argument(
         "--no-capacity-limit",
         action="store_true",
         help="the operator as before: no backpressure, no urgent lane",
@@ -87,6 +93,7 @@ def main() -> None:
         timeout=args.timeout,
         state_dir=args.state_dir,
         capacity=not args.no_capacity_limit,
+        api=args.api,
     )
     print(f"config: {json.dumps(asdict(config))}", flush=True)
     started = time.monotonic()

@@ -54,6 +54,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=48)
     parser.add_argument("--modes", default="off,on", help="backpressure off (before), on (after)")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument(
+        "--api",
+        choices=("apache", "kubeflow"),
+        default="apache",
+        help="submit spark.apache.org/v1 or Kubeflow's sparkoperator.k8s.io/v1beta2 apps",
+    )
     parser.add_argument("--json", type=Path, help="also write the reports here")
     args = parser.parse_args()
     if not args.kubeconfig:
@@ -72,6 +78,7 @@ def main() -> None:
                 workers=args.workers,
                 timeout=args.timeout,
                 capacity=mode == "on",
+                api=args.api,
             )
             reports[label] = run(config)
             if args.json:
