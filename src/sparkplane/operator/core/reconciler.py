@@ -264,6 +264,14 @@ class _Pass:
             Transition(src, dst, message, self.now, seconds, warning, reason=reason)
         )
 
+    def say(self, message: str) -> None:
+        """``currentState.message`` says ``message`` (no transition: the history is left
+        alone and the next state replaces it); written only when it changes."""
+        assert self.status is not None
+        current = dict(self.status.get("currentState") or {})
+        if current.get("message") != message:
+            self.status = {**self.status, "currentState": {**current, "message": message}}
+
     def requeue_in(self, seconds: float) -> None:
         seconds = max(seconds, 0.0)
         self.requeue = seconds if self.requeue is None else min(self.requeue, seconds)
@@ -472,11 +480,7 @@ def _hold(p: _Pass) -> None:
     ``currentState.message`` says so (``sparkplane get``/``kubectl get -o yaml``); the history
     is left alone and the next state replaces the message. Written once: the reason's words
     are constant (the numbers change every time, the runner's metric and log carry them)."""
-    assert p.status is not None
-    current = dict(p.status.get("currentState") or {})
-    message = f"{WAITING_FOR_CAPACITY}: {p.observed.held}"
-    if current.get("message") != message:
-        p.status = {**p.status, "currentState": {**current, "message": message}}
+    p.say(f"{WAITING_FOR_CAPACITY}: {p.observed.held}")
     p.requeue_in(p.observed.held_recheck)
 
 
@@ -516,8 +520,7 @@ def _admission_pending(p: _Pass) -> bool:
         return False
     found = p.workload()
     admitted = None if found is None else wl.admission(found)
-    if admitted is not None and (missing := wl.unresolved_flavors(admitted, p.observed.flavors)):
-        _wait_for_flavors(p, missing)
+    if _waiting_for_flavors(p, admitted):
         return False
     built = p.built()
     if isinstance(built, ValidationError):
@@ -554,19 +557,21 @@ FLAVOR_CONFLICT_HINT = (
 )
 
 
-def _wait_for_flavors(p: _Pass, missing: tuple[str, ...]) -> None:
-    """The admission names ResourceFlavors not found: the driver waits (Kueue's integrations
-    retry too: ``podset.FromAssignment``'s read error), its ``currentState.message`` and a
-    warning Event (deduplicated) say which, and the app is looked at again soon."""
-    assert p.status is not None
+def _waiting_for_flavors(p: _Pass, admitted: wl.Admission | None) -> bool:
+    """True if ``admitted`` names ResourceFlavors not found: the driver waits (Kueue's
+    integrations retry too: ``podset.FromAssignment``'s read error), its
+    ``currentState.message`` and a warning Event (deduplicated) say which, and the app is
+    looked at again soon."""
+    missing = () if admitted is None else wl.unresolved_flavors(admitted, p.observed.flavors)
+    if not missing:
+        return False
     message = FLAVOR_MISSING_MESSAGE.format(
         reason=KUEUE_FLAVOR_MISSING, name=p.app_id, flavors=", ".join(missing)
     )
-    current = dict(p.status.get("currentState") or {})
-    if current.get("message") != message:
-        p.status = {**p.status, "currentState": {**current, "message": message}}
+    p.say(message)
     p.notices.append((KUEUE_FLAVOR_MISSING, message, True))
     p.requeue_in(FLAVOR_RECHECK_SECONDS)
+    return True
 
 
 def _release_workloads(p: _Pass) -> None:
@@ -646,11 +651,7 @@ def _driver_vanished(p: _Pass, state: A, driver: DriverView) -> bool:
     if p.observed.driver_absent and state == A.DRIVER_REQUESTED and not p.seen_driver():
         # Committed, then never created (a crash or a lost lease between the status write and
         # the creates): create it now. Deterministic names make a concurrent create collide.
-        admitted = p.admitted()
-        if admitted is not None and (
-            missing := wl.unresolved_flavors(admitted, p.observed.flavors)
-        ):
-            _wait_for_flavors(p, missing)
+        if _waiting_for_flavors(p, p.admitted()):
             return False
         built = p.built()
         if isinstance(built, AttemptResources):

@@ -210,6 +210,13 @@ def admission(workload: Mapping[str, Any]) -> Admission | None:
     return Admission(counts.get(EXECUTOR_ROLE, 0), updates, flavors)
 
 
+def with_tolerations(tolerations: Sequence[Obj], more: Sequence[Obj]) -> list[Obj]:
+    """``tolerations`` and those of ``more`` not already among them (Kueue appends so)."""
+    out = list(tolerations)
+    out += [t for t in more if t not in out]
+    return out
+
+
 def flavor_names(admitted: Admission) -> tuple[str, ...]:
     """Every ResourceFlavor the admission names (each once, sorted)."""
     return tuple(sorted({n for names in admitted.flavors.values() for n in names}))
@@ -245,13 +252,11 @@ def merged_update(base: PodSetUpdate, other: PodSetUpdate, where: str) -> PodSet
         ("nodeSelector", base.node_selector, other.node_selector),
     ):
         _conflicts(f"{where} {what}", a, b)
-    tolerations = list(base.tolerations)
-    tolerations += [t for t in other.tolerations if t not in tolerations]
     return PodSetUpdate(
         {**base.labels, **other.labels},
         {**base.annotations, **other.annotations},
         {**base.node_selector, **other.node_selector},
-        tuple(tolerations),
+        tuple(with_tolerations(base.tolerations, other.tolerations)),
     )
 
 
@@ -269,7 +274,7 @@ def with_flavors(admitted: Admission, flavors: Mapping[str, Mapping[str, Any] | 
         for name in admitted.flavors.get(pod_set, ()):
             spec = (flavors.get(name) or {}).get("spec") or {}
             selector.update({str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()})
-            tolerations += [t for t in spec.get("tolerations") or [] if t not in tolerations]
+            tolerations = with_tolerations(tolerations, spec.get("tolerations") or [])
         base = PodSetUpdate(node_selector=selector, tolerations=tuple(tolerations))
         update = admitted.updates.get(pod_set, PodSetUpdate())
         updates[pod_set] = merged_update(
@@ -323,8 +328,7 @@ def with_pod_set_update(pod: Mapping[str, Any], update: PodSetUpdate) -> Obj:
     spec = out.setdefault("spec", {})
     if update.node_selector:
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **update.node_selector}
-    tolerations = list(spec.get("tolerations") or [])
-    tolerations += [t for t in update.tolerations if t not in tolerations]
+    tolerations = with_tolerations(spec.get("tolerations") or [], update.tolerations)
     if tolerations:
         spec["tolerations"] = tolerations
     return out
@@ -368,9 +372,9 @@ def admitted_cr(cr: Mapping[str, Any], admitted: Admission) -> Obj:
     if not any(g.get("name") == QUOTA_GATE for g in gates):
         pod_spec["schedulingGates"] = [*gates, {"name": QUOTA_GATE}]
     if update.tolerations:
-        tolerations = list(pod_spec.get("tolerations") or [])
-        tolerations += [t for t in update.tolerations if t not in tolerations]
-        pod_spec["tolerations"] = tolerations
+        pod_spec["tolerations"] = with_tolerations(
+            pod_spec.get("tolerations") or [], update.tolerations
+        )
     return out
 
 
