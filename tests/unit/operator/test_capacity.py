@@ -203,3 +203,15 @@ def test_capacity_settings_merge_from_flat_flags() -> None:
     assert merge({}, {}).capacity == CapacitySettings()
     with pytest.raises(TypeError):
         merge({"capacity_nonsense": 1}, {})
+
+
+def test_an_executor_change_waits_in_the_normal_lane_and_a_driver_change_is_urgent() -> None:
+    from sparkplane.operator.runtime.runner import urgent_change
+
+    def pod(role: str) -> dict[str, object]:
+        return {"metadata": {"labels": {"spark-role": role}}}
+
+    assert urgent_change("Pod", pod("driver"))
+    assert not urgent_change("Pod", pod("executor"))
+    assert urgent_change("Pod", {"metadata": {}})  # a pod of no role (a SparkCluster's)
+    assert urgent_change("Workload", {"metadata": {"labels": {"spark-role": "executor"}}})

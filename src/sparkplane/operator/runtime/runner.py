@@ -49,7 +49,13 @@ from sparkplane.operator.runtime.leader import LeaderElector
 from sparkplane.operator.runtime.metrics import OperatorMetrics
 from sparkplane.operator.runtime.workqueue import WorkQueue
 from sparkplane.settings import Settings
-from sparkplane.vocab import DRIVER_ROLE, ROLE_LABEL, SPARK_APPLICATION, SPARK_CLUSTER
+from sparkplane.vocab import (
+    DRIVER_ROLE,
+    EXECUTOR_ROLE,
+    ROLE_LABEL,
+    SPARK_APPLICATION,
+    SPARK_CLUSTER,
+)
 
 log = logging.getLogger(__name__)
 Key = loop.Key
@@ -62,6 +68,13 @@ def _rv(obj: Obj | None) -> int:
         return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
+
+
+def urgent_change(kind: str, obj: Obj) -> bool:
+    """Whether a change of this secondary object (a pod, a Workload) goes in the urgent lane:
+    everything but an executor pod's change (see :meth:`Operator._on_secondary`)."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return kind != "Pod" or labels.get(ROLE_LABEL) != EXECUTOR_ROLE
 
 
 class Operator:
@@ -379,15 +392,19 @@ class Operator:
 
     def _on_secondary(self, watch: loop.Watch) -> Callable[[str, Obj], None]:
         """A pod (or Workload) changed: its resource goes in the queue's URGENT lane (its
-        status follows what it observes, and is written before new apps get drivers)."""
+        status follows what it observes, and is written before new apps get drivers), except
+        for an executor's change: it moves no app between states (Kubeflow's ``executorState``
+        alone follows it, several writes an executor), so it waits in the normal lane with the
+        new apps instead of delaying the drivers' state changes behind it."""
 
         def handler(event: str, obj: Obj) -> None:
             keys = tuple(watch.on_event(event, obj))
             if watch.kind == "Pod":
                 self.capacity.on_pod(event, obj, keys)
+            urgent = self.settings.status_first and urgent_change(watch.kind, obj)
             for key in keys:
                 if key[0] in self.resources:
-                    self.queue.add(key, urgent=self.settings.status_first)
+                    self.queue.add(key, urgent=urgent)
 
         return handler
 
