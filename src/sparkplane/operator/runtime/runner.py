@@ -393,9 +393,11 @@ class Operator:
     def _on_secondary(self, watch: loop.Watch) -> Callable[[str, Obj], None]:
         """A pod (or Workload) changed: its resource goes in the queue's URGENT lane (its
         status follows what it observes, and is written before new apps get drivers), except
-        for an executor's change: it moves no app between states (Kubeflow's ``executorState``
-        alone follows it, several writes an executor), so it waits in the normal lane with the
-        new apps instead of delaying the drivers' state changes behind it."""
+        for an executor's change: it moves an app at most between its running states (Apache's
+        ``RunningHealthy``/``RunningWithBelowThresholdExecutors``) and into Kubeflow's
+        ``executorState`` (several writes an executor), so under overload it waits in the
+        normal lane, in arrival order with the new apps, and the drivers' starts and ends are
+        written first."""
 
         def handler(event: str, obj: Obj) -> None:
             keys = tuple(watch.on_event(event, obj))
