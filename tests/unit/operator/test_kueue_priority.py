@@ -15,6 +15,7 @@ from sparkplane.operator.core.reconciler import (
     KUEUE_PRIORITY_CLASS_MISSING,
     PRIORITY_RECHECK_SECONDS,
 )
+from sparkplane.operator.kinds.kueue_io import read_priority
 from sparkplane.vocab import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, WORKLOAD
 from tests.unit.operator.opfixtures import Walk, make_cr
 
@@ -147,3 +148,41 @@ def test_a_missing_class_holds_the_app_back_says_why_and_creating_it_unblocks() 
     made = walk.step(20, kueue=True, priority={WPC: klass("urgent", 1000)})
     assert created_workload(made)["spec"]["priority"] == 1000
     assert walk.state == "AdmissionPending"
+
+
+class Reads:
+    """What :func:`read_priority` asks of the cluster (a GET of the named class, a LIST of
+    PriorityClasses only for the default), answered from ``classes``."""
+
+    def __init__(self, *classes: tuple[str, dict[str, Any]]) -> None:
+        self.classes = classes
+        self.calls: list[tuple[str, ...]] = []
+
+    def get_or_none(self, api_version: str, kind: str, name: str) -> dict[str, Any] | None:
+        self.calls.append(("get", api_version, kind, name))
+        return next(
+            (c for v, c in self.classes if v == api_version and c["metadata"]["name"] == name),
+            None,
+        )
+
+    def list(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        self.calls.append(("list", api_version, kind))
+        return [c for v, c in self.classes if v == api_version]
+
+
+def test_the_operator_gets_the_named_class_and_lists_only_for_the_default() -> None:
+    kube = Reads(
+        ("kueue.x-k8s.io/v1beta2", klass("urgent", 1000)),
+        ("scheduling.k8s.io/v1", klass("batch-high", 50)),
+        ("scheduling.k8s.io/v1", klass("fallback", 5, default=True)),
+    )
+    assert read_priority(kube, WPC) == klass("urgent", 1000)  # type: ignore[arg-type]
+    assert read_priority(kube, PC) == klass("batch-high", 50)  # type: ignore[arg-type]
+    assert read_priority(kube, pr.pod_class("gone")) is None  # type: ignore[arg-type]
+    assert read_priority(kube, pr.DEFAULT) == klass("fallback", 5, default=True)  # type: ignore[arg-type]
+    assert kube.calls == [
+        ("get", "kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "urgent"),
+        ("get", "scheduling.k8s.io/v1", "PriorityClass", "batch-high"),
+        ("get", "scheduling.k8s.io/v1", "PriorityClass", "gone"),
+        ("list", "scheduling.k8s.io/v1", "PriorityClass"),
+    ]
