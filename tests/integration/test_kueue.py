@@ -539,8 +539,13 @@ def test_a_higher_priority_class_preempts_a_lower_one_and_a_missing_class_holds_
 
         # the class created: the held app queues (behind the running urgent one)
         priority_classes(missing, 500)
-        cr = wait_state(kube, namespace, "typo", "AdmissionPending", timeout=30)
-        assert _workloads(kube, namespace)["typo-0"]["spec"]["priority"] == 500
+        wait_state(kube, namespace, "typo", "AdmissionPending", timeout=30)
+        made = wait_for(  # the status is written first, then the Workload created
+            lambda: _workloads(kube, namespace).get("typo-0"),
+            timeout=30,
+            what="typo's Workload created",
+        )
+        assert made["spec"]["priority"] == 500
     as_tenant.close()
 
 
