@@ -42,6 +42,14 @@ RESOURCE_FLAVOR = "ResourceFlavor"  # Kueue's, cluster-scoped: nodeLabels/tolera
 #: Label naming the LocalQueue (of the app's namespace) an app waits in.
 QUEUE_NAME_LABEL = f"{KUEUE_GROUP}/queue-name"
 LOCAL_QUEUE = "LocalQueue"
+#: Label naming the WorkloadPriorityClass (Kueue's, cluster-scoped) of an app's Workload; else the
+#: driver pod's ``priorityClassName`` names a PriorityClass (scheduling.k8s.io), else the
+#: cluster's globalDefault one (kueue v0.17.0 jobframework ``ExtractPriority``).
+PRIORITY_CLASS_LABEL = f"{KUEUE_GROUP}/priority-class"
+WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
+SCHEDULING_GROUP = "scheduling.k8s.io"
+SCHEDULING_API_VERSION = f"{SCHEDULING_GROUP}/v1"
+PRIORITY_CLASS = "PriorityClass"
 #: Kueue's Pod integration: the scheduling gate it holds a queued pod with until admitted, the
 #: label marking a pod it manages, and the annotation that makes its pod webhook gate a pod
 #: whatever owns it (kueue v0.17.0 pkg/controller/jobs/pod/constants, pod_webhook.go).

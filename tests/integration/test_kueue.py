@@ -3,7 +3,9 @@ Workload sparkplane builds for a queued SparkApplication is admitted by Kueue's 
 scheduler within the quota, and the operator (its shipped RBAC; apps created by the shipped
 client identity, the tenant) queues apps on it: two teams' ClusterQueues in one cohort with a
 borrowing limit, a dynamically allocated app reserving maxExecutors, a preemption by a
-higher-priority Workload (the app suspended, requeued, resumed), and Kubeflow's v1beta2 API
+higher-priority Workload (the app suspended, requeued, resumed), a preemption by an app of a
+higher WorkloadPriorityClass (and an app naming a class that does not exist held until it
+does), and Kubeflow's v1beta2 API
 waiting for quota. KWOK plays the drivers.
 
 Two teams' LocalQueues share one ClusterQueue whose quota fits one app: team A's Workload is
@@ -32,10 +34,13 @@ from sparkplane.operator.deploy.install import install_crds
 from sparkplane.vocab import (
     KUBEFLOW_API_VERSION,
     KUEUE_API_VERSION,
+    KUEUE_GROUP,
+    PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
     QUOTA_GATE,
     QUOTA_RELEASED_ANNOTATION,
     WORKLOAD,
+    WORKLOAD_PRIORITY_CLASS,
 )
 from sparkplane_devcluster.cluster import default_cache_dir, node_ready
 from sparkplane_devcluster.components import node_manifest
@@ -438,6 +443,109 @@ def test_a_preempted_app_is_suspended_requeued_and_resumed(
         cr = wait_state(kube, namespace, "low", *RUNNING, timeout=60)
         assert cr["status"]["currentAttemptSummary"]["attemptInfo"]["id"] == 1
         assert pods(kube, namespace, "spark-app-selector=low-1,spark-role=driver")
+    as_tenant.close()
+
+
+@pytest.fixture
+def priority_classes(kube: Kube, kueue: None) -> Iterator[Callable[[str, int], str]]:
+    """Make WorkloadPriorityClasses (cluster-scoped, named uniquely); removed after."""
+    made: list[str] = []
+
+    def make(name: str, value: int) -> str:
+        kube.apply(
+            {
+                "apiVersion": KUEUE_API_VERSION,
+                "kind": WORKLOAD_PRIORITY_CLASS,
+                "metadata": {"name": name},
+                "value": value,
+            }
+        )
+        made.append(name)
+        return name
+
+    yield make
+    for name in made:
+        kube.delete(KUEUE_API_VERSION, WORKLOAD_PRIORITY_CLASS, name)
+
+
+@pytest.mark.timeout(300)
+def test_a_higher_priority_class_preempts_a_lower_one_and_a_missing_class_holds_an_app(
+    kube: Kube,
+    namespace: str,
+    queues: Callable[..., None],
+    tenant: Path,
+    priority_classes: Callable[[str, int], str],
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    low = priority_classes(f"low-{suffix}", 10)
+    high = priority_classes(f"high-{suffix}", 1000)
+    preemption = {"withinClusterQueue": "LowerPriority"}
+    queues("prio", _cluster_queue(f"wp-{suffix}", "2", preemption=preemption))
+    install_crds(kube)
+    as_tenant = Kube(connect(kubeconfig=tenant))
+
+    def labelled(name: str, klass: str) -> dict[str, Any]:
+        cr = _sim(_app(name, "prio"), **{"run-for": "600s"})
+        cr["metadata"]["labels"][PRIORITY_CLASS_LABEL] = klass
+        return cr
+
+    with running_operator(kube, namespace):  # the shipped RBAC reads the classes
+        as_tenant.create(labelled("batch", low), namespace)  # 2 CPUs: the queue is full
+        wait_state(kube, namespace, "batch", *RUNNING, timeout=60)
+        spec = _workloads(kube, namespace)["batch-0"]["spec"]
+        assert spec["priority"] == 10, spec
+        assert spec["priorityClassRef"] == {
+            "group": KUEUE_GROUP,
+            "kind": WORKLOAD_PRIORITY_CLASS,
+            "name": low,
+        }
+
+        # a class that does not exist: no Workload, the app says why, an Event says it too
+        missing = f"nope-{suffix}"
+        as_tenant.create(labelled("typo", missing), namespace)
+        cr = wait_for(
+            lambda: (
+                (c := kube.get(API, "SparkApplication", "typo", namespace))
+                .get("status", {})
+                .get("currentState", {})
+                .get("message", "")
+                .startswith("KueuePriorityClassMissing")
+                and c
+            ),
+            timeout=30,
+            what="typo's status naming the missing class",
+        )
+        assert missing in _message(cr) and PRIORITY_CLASS_LABEL in _message(cr)
+        assert "typo-0" not in _workloads(kube, namespace)
+        wait_for(
+            lambda: "KueuePriorityClassMissing" in _events(kube, namespace, "typo"),
+            timeout=30,
+            what="typo's KueuePriorityClassMissing Event",
+        )
+
+        # the high-priority app preempts the running low one, which is suspended and requeued
+        as_tenant.create(labelled("urgent", high), namespace)
+        cr = wait_state(kube, namespace, "batch", "AdmissionPending", timeout=60)
+        states = history(cr)
+        assert states[-3:] == ["Suspended", "ScheduledToRestart", "AdmissionPending"], states
+        evicted = cr["status"]["previousAttemptSummary"]["stateTransitionHistory"]
+        assert evicted[max(evicted, key=int)]["suspendReason"] == "KueueEvicted"
+        wait_state(kube, namespace, "urgent", *RUNNING, timeout=60)
+        found = _workloads(kube, namespace)
+        assert found["urgent-0"]["spec"]["priority"] == 1000
+        assert wl.admission(found["urgent-0"]) is not None
+        assert found["batch-1"]["spec"]["priority"] == 10  # requeued with its class again
+        assert wl.admission(found["batch-1"]) is None
+
+        # the class created: the held app queues (behind the running urgent one)
+        priority_classes(missing, 500)
+        wait_state(kube, namespace, "typo", "AdmissionPending", timeout=30)
+        made = wait_for(  # the status is written first, then the Workload created
+            lambda: _workloads(kube, namespace).get("typo-0"),
+            timeout=30,
+            what="typo's Workload created",
+        )
+        assert made["spec"]["priority"] == 500
     as_tenant.close()
 
 

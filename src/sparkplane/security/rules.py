@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sparkplane.vocab import APACHE_GROUP, KUBEFLOW_GROUP, KUEUE_GROUP
+from sparkplane.vocab import APACHE_GROUP, KUBEFLOW_GROUP, KUEUE_GROUP, SCHEDULING_GROUP
 
 CORE = ""
 APPS = "apps"
@@ -28,6 +28,7 @@ COORDINATION = "coordination.k8s.io"
 APACHE = APACHE_GROUP
 KUBEFLOW = KUBEFLOW_GROUP
 KUEUE = KUEUE_GROUP
+SCHEDULING = SCHEDULING_GROUP
 SPARKPLANE = "sparkplane.io"
 
 READ = ("get", "list", "watch")
@@ -443,6 +444,22 @@ OPERATOR = Policy(
             "a queued app's admission names ResourceFlavors: read each when the driver is "
             "created, to put its nodeLabels and tolerations on the pods as Kueue's own "
             "integrations do (cluster-scoped, so a ClusterRole; read at that moment, not watched)",
+        ),
+        rule(
+            KUEUE,
+            "workloadpriorityclasses",
+            ("get",),
+            "a queued app's label kueue.x-k8s.io/priority-class names a WorkloadPriorityClass: "
+            "read it when the app's Workload is created, for its priority, as Kueue's own "
+            "integrations do (cluster-scoped; read at that moment, not watched)",
+        ),
+        rule(
+            SCHEDULING,
+            "priorityclasses",
+            ("get", "list"),
+            "a queued app's Workload takes its priority from the driver's priorityClassName "
+            "(get), or from the cluster's globalDefault PriorityClass when nothing is named "
+            "(list), as Kueue's own integrations do (cluster-scoped; read, not watched)",
         ),
     ),
     own_namespace=(

@@ -8,6 +8,7 @@ from typing import Any
 
 from sparkplane.operator.core.decision import Decision
 from sparkplane.operator.core.observe import Observed
+from sparkplane.operator.core.priority import DEFAULT as DEFAULT_PRIORITY
 from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.core.states import history_states
@@ -116,6 +117,9 @@ class Walk:
         self.decisions: list[Decision] = []
 
     def step(self, seconds: float, *pods: dict[str, Any], **observed: Any) -> Decision:
+        # priority classes as the runner reads them for a Workload: by default a cluster with
+        # none (no globalDefault PriorityClass: priority 0)
+        observed.setdefault("priority", {DEFAULT_PRIORITY: None})
         obs = Observed(pods=tuple(pods), **observed)
         decision = decide(self.cr, obs, at(seconds), self.settings)
         if decision.status is not None:

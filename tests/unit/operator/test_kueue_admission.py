@@ -271,11 +271,25 @@ def test_an_unqueued_app_never_makes_a_workload() -> None:
     assert WORKLOAD not in {o["kind"] for a in kinds(decision, CreateResources) for o in a.objects}
 
 
+class PriorityClasses:
+    """The only reads the adapter makes of a cluster for a new Workload: priority classes
+    (here none exist); counts its LISTs."""
+
+    def __init__(self) -> None:
+        self.lists = 0
+
+    def list(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        assert (api_version, kind) == ("scheduling.k8s.io/v1", "PriorityClass")
+        self.lists += 1
+        return []
+
+
 def test_a_queued_kubeflow_app_waits_for_its_workload_owned_by_the_v1beta2_resource() -> None:
     def clock() -> datetime:
         return at(0)
 
-    apps = AppAdapter(None, ReconcileSettings(), clock, kueue=True)  # type: ignore[arg-type]
+    classes = PriorityClasses()
+    apps = AppAdapter(classes, ReconcileSettings(), clock, kueue=True)  # type: ignore[arg-type]
     adapter = KubeflowAdapter(apps)
     cr = kf_app()
     cr["metadata"]["labels"] = {QUEUE_NAME_LABEL: "team"}
@@ -285,6 +299,7 @@ def test_a_queued_kubeflow_app_waits_for_its_workload_owned_by_the_v1beta2_resou
     (made,) = create.objects
     assert made["kind"] == WORKLOAD
     assert {r["apiVersion"] for r in made["metadata"]["ownerReferences"]} == {KUBEFLOW_API_VERSION}
+    assert made["spec"]["priority"] == 0 and classes.lists == 1  # no class named: the default
     cr["status"] = first.status
 
     admitted = workload(admitted=1)

@@ -176,8 +176,18 @@ def test_namespaced_variant_has_nothing_cluster_scoped_but_its_namespace_and_rea
     scoped = [o for o in objs if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]
     assert {o["metadata"]["name"] for o in scoped} == {deploy.CLUSTER_READS}
     rules = [r for o in scoped if o["kind"] == "ClusterRole" for r in o["rules"]]
-    assert rules == [
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors"], "verbs": ["get"]}
+    assert rules == [  # reads only: Kueue's flavors and the priority classes of Workloads
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors"], "verbs": ["get"]},
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloadpriorityclasses"],
+            "verbs": ["get"],
+        },
+        {
+            "apiGroups": ["scheduling.k8s.io"],
+            "resources": ["priorityclasses"],
+            "verbs": ["get", "list"],
+        },
     ]
     roles = [o for o in objs if o["kind"] == "Role" and o["metadata"]["name"] == deploy.NAME]
     assert sorted(r["metadata"]["namespace"] for r in roles) == ["a", "b"]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from sparkplane.operator.core.priority import ClassRef
+
 Obj = dict[str, Any]
 
 
@@ -112,7 +114,9 @@ class Decision:
 
     ``status`` is the whole new ``.status`` (None: leave it as it is). ``check_driver`` names a
     driver pod the cache does not hold: the runner reads it live and decides again (so a cache
-    lag never fails a live app). ``requeue_after`` in seconds (None: wait for a change).
+    lag never fails a live app). ``read_priority``: the priority class a queued app's Workload
+    needs (:mod:`.priority`) and the runner has not read: it reads it and decides again.
+    ``requeue_after`` in seconds (None: wait for a change).
     """
 
     status: Obj | None = None
@@ -120,6 +124,7 @@ class Decision:
     transitions: tuple[Transition, ...] = field(default_factory=tuple)
     requeue_after: float | None = None
     check_driver: str | None = None
+    read_priority: ClassRef | None = None
     #: Events that are no state change (e.g. executors held to a quota), posted after the
     #: status write, deduplicated like the others.
     notices: tuple[Notice, ...] = ()

@@ -19,6 +19,7 @@ from typing import Any
 
 from sparkplane.model import AppPhase, Reason, classify_driver_pod
 from sparkplane.model.pods import condition, driver_container_status
+from sparkplane.operator.core.priority import ClassRef
 from sparkplane.operator.core.states import AppStateSummary
 from sparkplane.vocab import (
     APP_SELECTOR_LABEL,
@@ -52,6 +53,9 @@ class Observed:
     ``workloads``: the Kueue Workloads this SparkApplication controls (any attempt).
     ``flavors``: the ResourceFlavors its admitted Workload names, as read while the driver may
     be created (name -> object; None: not found; a name absent: not read).
+    ``priority``: the priority classes read for a queued app's Workload (:mod:`.priority`:
+    a ref -> the class, None: not found; for ``priority.DEFAULT`` the globalDefault
+    PriorityClass, None: none; a ref absent: not read, the decision asks for it).
     ``held``: why the runner's backpressure (:mod:`~sparkplane.operator.core.capacity`) does
     not let this app's driver be created now (empty: it may be); ``held_recheck``: seconds
     before the held app is looked at again at the latest (the runner wakes it sooner).
@@ -67,6 +71,7 @@ class Observed:
     kueue: bool = False
     workloads: tuple[Obj, ...] = ()
     flavors: Mapping[str, Obj | None] = field(default_factory=dict)
+    priority: Mapping[ClassRef, Obj | None] = field(default_factory=dict)
     held: str = ""
     held_recheck: float = 30.0
 

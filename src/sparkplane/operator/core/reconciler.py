@@ -9,7 +9,9 @@ a :class:`Decision`. It covers every tolerance of ``spec.applicationTolerations`
 counter reset and backoffs, force-termination grace and termination requeue, retention policy and
 duration, and TTL after stop; and ``spec.suspend`` (Apache 1.1.0): held or released into
 ``Suspended``, resumed as a new attempt; and Kueue (an app labelled
-``kueue.x-k8s.io/queue-name``): each attempt's Workload first (``AdmissionPending``), the
+``kueue.x-k8s.io/queue-name``): each attempt's Workload first (``AdmissionPending``; its
+priority as Kueue's integrations set it, :mod:`.priority`: a named class that does not exist
+holds it back, saying so, and is looked at again), the
 driver once Kueue admits it (with the admitted counts, pod-set updates and ResourceFlavors;
 a flavor not found holds it back, a conflicting one fails the attempt), an eviction
 suspends it (``suspendReason: KueueEvicted``) and requeues it as a new attempt once its driver
@@ -30,6 +32,7 @@ import pydantic
 
 from sparkplane.errors import Problem, ValidationError
 from sparkplane.operator.core import bounds
+from sparkplane.operator.core import priority as pr
 from sparkplane.operator.core import states as st
 from sparkplane.operator.core import workload as wl
 from sparkplane.operator.core.decision import (
@@ -99,6 +102,7 @@ class _Pass:
         self.actions: list[Action] = []
         self.requeue: float | None = None
         self.check_driver: str | None = None
+        self.read_priority: pr.ClassRef | None = None
         self.notices: list[Notice] = []
         self.creating = False
         self._built: dict[tuple[int, bool], AttemptResources | ValidationError] = {}
@@ -204,13 +208,16 @@ class _Pass:
         found = self.workload() if self.queue else None
         return None if found is None else wl.admission(found)
 
-    def workload_object(self, built: AttemptResources) -> Obj:
-        """The Workload of this attempt: the driver as rendered, the executors it may run."""
+    def workload_object(self, built: AttemptResources) -> Obj | None:
+        """The Workload of this attempt: the driver as rendered, the executors it may run, its
+        priority as Kueue's integrations set it (:mod:`.priority`). None: not yet, its priority
+        class is to be read (the runner reads it and decides again) or does not exist
+        (:func:`_priority_missing`)."""
         app = load_app(self.cr, self.observed.templates)
         conf = bounds.with_executor_cap(mapped_conf(app), self.settings.limits)
         main = main_resource(app)
         name = str(self.meta.get("name", ""))
-        return wl.build_workload(
+        workload = wl.build_workload(
             {**self.cr, "metadata": {**self.meta, "namespace": self.namespace}},
             built.app_id,
             built.driver_pod,
@@ -219,6 +226,16 @@ class _Pass:
             owner=owner_ref(self.cr),
             labels=operator_labels(self.settings.operator_name, name),
         )
+        ref = pr.wanted(self.meta.get("labels") or {}, workload["spec"]["podSets"])
+        if ref not in self.observed.priority:
+            self.read_priority = ref
+            return None
+        try:
+            workload["spec"].update(pr.priority_fields(ref, self.observed.priority[ref]))
+        except pr.PriorityClassMissing as exc:
+            _priority_missing(self, exc)
+            return None
+        return workload
 
     def refs(self) -> tuple[tuple[str, str, str], ...]:
         built = self.built()
@@ -284,6 +301,7 @@ class _Pass:
             transitions=tuple(self.transitions),
             requeue_after=self.requeue,
             check_driver=self.check_driver,
+            read_priority=self.read_priority,
             notices=tuple(self.notices),
         )
 
@@ -499,6 +517,8 @@ def _enqueue(p: _Pass, state: A, built: AttemptResources) -> bool:
         p.go(dst, NO_KUEUE.format(queue=p.queue, label=QUEUE_NAME_LABEL, api=api))
         return True
     workload = p.workload_object(built)
+    if workload is None:
+        return False
     p.actions.append(CreateResources(p.namespace, (workload,), built.app_id, p.owner_uid))
     p.creating = True
     p.go(
@@ -528,6 +548,8 @@ def _admission_pending(p: _Pass) -> bool:
         return True
     if found is None:
         workload = p.workload_object(built)
+        if workload is None:
+            return False
         p.actions.append(CreateResources(p.namespace, (workload,), built.app_id, p.owner_uid))
         p.creating = True
         return False
@@ -572,6 +594,31 @@ def _waiting_for_flavors(p: _Pass, admitted: wl.Admission | None) -> bool:
     p.notices.append((KUEUE_FLAVOR_MISSING, message, True))
     p.requeue_in(FLAVOR_RECHECK_SECONDS)
     return True
+
+
+KUEUE_PRIORITY_CLASS_MISSING = "KueuePriorityClassMissing"
+"""The Event reason when the priority class a queued app names does not exist (ours)."""
+PRIORITY_MISSING_MESSAGE = (
+    "{reason}: Workload {name} is not created, so the app is not admitted: {why}; "
+    "looked at again every {every:g}s"
+)
+PRIORITY_RECHECK_SECONDS = 10.0  # priority classes are read, not watched
+
+
+def _priority_missing(p: _Pass, exc: pr.PriorityClassMissing) -> None:
+    """The priority class the app names does not exist: no Workload (Kueue's integrations
+    create none either and retry), ``currentState.message`` and a warning Event (deduplicated)
+    say which and how to fix it, and the app is looked at again soon (creating the class
+    unblocks it)."""
+    message = PRIORITY_MISSING_MESSAGE.format(
+        reason=KUEUE_PRIORITY_CLASS_MISSING,
+        name=p.app_id,
+        why=exc,
+        every=PRIORITY_RECHECK_SECONDS,
+    )
+    p.say(message)
+    p.notices.append((KUEUE_PRIORITY_CLASS_MISSING, message, True))
+    p.requeue_in(PRIORITY_RECHECK_SECONDS)
 
 
 def _release_workloads(p: _Pass) -> None:

@@ -43,8 +43,9 @@ CLUSTER_READS = f"{NAME}-cluster"  # the namespaced install's ClusterRole (clust
 
 
 def cluster_rules() -> list[Obj]:
-    """Cluster-scoped reads (Kueue's ResourceFlavors): the ``cluster`` rules of
-    :data:`sparkplane.security.rules.OPERATOR`, in a ClusterRole whatever it watches."""
+    """Cluster-scoped reads (Kueue's ResourceFlavors and WorkloadPriorityClasses, the
+    PriorityClasses): the ``cluster`` rules of :data:`sparkplane.security.rules.OPERATOR`, in a
+    ClusterRole whatever it watches."""
     return [r.body() for r in OPERATOR.cluster]
 
 

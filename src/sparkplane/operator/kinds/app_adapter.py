@@ -4,9 +4,11 @@ Owns the index of pods per application (:class:`~.pod_index.PodIndex`: drivers t
 created, executors the drivers created, and the tombstones of deleted drivers, kept 10 minutes;
 all keyed by the application's uid, never its name, so a SparkApplication deleted and created
 again under the same name never sees its predecessor's pods or outcome), the pod templates read
-from ``podTemplateFile``, the one live read the state machine may ask for (``check_driver``: is
+from ``podTemplateFile``, the live reads the state machine may ask for (``check_driver``: is
 a driver absent from the cache really gone? a pod of that name another uid controls is not this
-resource's), and which SparkCluster of its namespace an app's ``spark.master`` names (from the
+resource's; ``read_priority``: the priority class of a Workload about to be created,
+:func:`~.kueue_io.read_priority`), and which SparkCluster of its namespace an app's
+``spark.master`` names (from the
 runner's SparkCluster cache: its driver gets that cluster's secret), and, when Kueue is served,
 the Workloads of queued apps (:class:`~.kueue_io.WorkloadIndex`, by uid too: an admission or an
 eviction wakes the app). Decisions come from the pure
@@ -40,7 +42,7 @@ from sparkplane.operator.core.reconciler import decide
 from sparkplane.operator.core.settings import ReconcileSettings
 from sparkplane.operator.core.states import AppStateSummary, current_summary
 from sparkplane.operator.kinds.adapter import Key, Watch, queue_kind
-from sparkplane.operator.kinds.kueue_io import WorkloadIndex, read_flavors
+from sparkplane.operator.kinds.kueue_io import WorkloadIndex, read_flavors, read_priority
 from sparkplane.operator.kinds.pod_index import OWNER_KINDS, PodIndex
 from sparkplane.operator.kinds.podtemplates import TemplateDirLoader
 from sparkplane.vocab import APACHE_API_VERSION, KUEUE_API_VERSION, SPARK_APPLICATION, WORKLOAD
@@ -160,6 +162,10 @@ class AppAdapter:
         Kubeflow's kinds pass theirs); None: not gated."""
         observed = replace(self.observe(cr), create_error=create_error)
         decision = decide(cr, observed, self.clock(), self.settings)
+        if (ref := decision.read_priority) is not None:  # a Workload to create: its priority
+            read = {**observed.priority, ref: read_priority(self.kube, ref)}
+            observed = replace(observed, priority=read)
+            decision = decide(cr, observed, self.clock(), self.settings)
         if gate is not None and self.capacity is not None:
             decision, observed = self._gated(gate, cr, observed, decision)
         if decision.check_driver:  # absent from the cache: a live read before concluding

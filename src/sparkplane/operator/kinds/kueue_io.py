@@ -8,8 +8,10 @@ predecessor's Workloads). An event returns the application to reconcile, so Kueu
 or eviction wakes the app at once. The Workloads themselves are built and judged by the pure
 :mod:`sparkplane.operator.core.workload`. Called by
 :class:`~sparkplane.operator.kinds.app_adapter.AppAdapter` under its lock. Reads nothing itself
-but :func:`served` and :func:`read_flavors` (the ResourceFlavors an admission names, read when
-the driver may be created: a GET each, as Kueue's integrations read them at start).
+but :func:`served`, :func:`read_flavors` (the ResourceFlavors an admission names, read when
+the driver may be created: a GET each, as Kueue's integrations read them at start) and
+:func:`read_priority` (the priority class a Workload about to be created takes its priority
+from: a GET of the one named, a LIST of PriorityClasses only when none is named).
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkplane.kube import Kube
+from sparkplane.operator.core.priority import ClassRef, global_default
 from sparkplane.operator.core.workload import admission, flavor_names
 from sparkplane.vocab import (
     KUEUE_API_VERSION,
+    KUEUE_GROUP,
+    PRIORITY_CLASS,
     RESOURCE_FLAVOR,
+    SCHEDULING_API_VERSION,
     SPARK_APPLICATION,
     WORKLOAD,
     owner_refs,
@@ -49,6 +55,18 @@ def read_flavors(kube: Kube, workloads: Iterable[Obj]) -> dict[str, Obj | None]:
         {n for w in workloads if (found := admission(w)) is not None for n in flavor_names(found)}
     )
     return {n: kube.get_or_none(KUEUE_API_VERSION, RESOURCE_FLAVOR, n) for n in names}
+
+
+def read_priority(kube: Kube, ref: ClassRef) -> Obj | None:
+    """The priority class ``ref`` names (None: not found): a WorkloadPriorityClass
+    (``kueue.x-k8s.io``) or a PriorityClass (``scheduling.k8s.io``), both cluster-scoped; for
+    the default ref, the globalDefault PriorityClass of a LIST (None: none). Read when a
+    Workload is about to be created, not watched (its role may ``get`` them, and ``list``
+    PriorityClasses)."""
+    if ref.is_default:
+        return global_default(kube.list(SCHEDULING_API_VERSION, PRIORITY_CLASS))
+    version = KUEUE_API_VERSION if ref.group == KUEUE_GROUP else SCHEDULING_API_VERSION
+    return kube.get_or_none(version, ref.kind, ref.name)
 
 
 @dataclass
