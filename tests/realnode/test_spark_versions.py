@@ -54,7 +54,7 @@ def _ended(kube: Kube, namespace: str, name: str, timeout: float) -> dict[str, A
     return found
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(600)  # run alone, its setup starts the real-node cluster (3+ min)
 def test_a_version_without_an_image_is_refused_by_the_operator(kube: Kube, operator: str) -> None:
     ns = operator
     kube.create(_app("pi-old", ns, "3.5.1"), namespace=ns)
