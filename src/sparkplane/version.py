@@ -27,7 +27,7 @@ SPARK_IMAGE = f"{SPARK_IMAGE_REPOSITORY}:{SPARK_VERSION}"
 --image``). The dev cluster (the sparkplane-devcluster distribution) builds exactly this
 reference for its real node."""
 
-SPARK_VERSIONS = (SPARK_VERSION, "4.3.0")
+SPARK_VERSIONS = (SPARK_VERSION, "4.1.4", "4.2.1", "4.3.0")
 """The Spark versions with an image (the dev cluster builds each from its pyspark distribution):
 ``runtimeVersions.sparkVersion`` (``--spark-version``) picks its image when none is given."""
 

@@ -1,7 +1,8 @@
 """Parity with the real spark-submit of every supported Spark version on the real control plane.
 
 For each Spark version (``sparkplane.version.SPARK_VERSIONS``: 4.0.1, the venv's pyspark, and
-4.3.0, the distribution the dev cluster's image builder installs) and each argument set, the real
+4.1.4, 4.2.1 and 4.3.0, the distributions the dev cluster's image builder installs) and each
+argument set (all of them for every version: one version's set takes ~2 min warm), the real
 ``spark-submit --master k8s://<server> --deploy-mode cluster`` of that version (Java 17), with the
 argv's image tagged with that version, submits into one namespace and sparkplane submits the
 same argv (``from_submit_args`` + ``submit_native``) into another. Everything each left in its
@@ -355,3 +356,33 @@ def test_the_comparison_sees_a_changed_field(outcomes: dict[str, Outcome]) -> No
     found, _ = parity.compare(outcome.theirs, ours)
     assert len(found) == 2, found
     assert any("image" in line and "3.5.0" in line for line in found)
+
+
+def _since(version: str, minor: int) -> bool:
+    major, minor_of, *_ = (int(p) for p in version.split("."))
+    return (major, minor_of) >= (4, minor)
+
+
+def test_what_each_version_renders_differently_is_in_the_comparison(
+    outcomes: dict[str, Outcome], version: str
+) -> None:
+    """The version table of docs/parity.md, read from what the real spark-submit of ``version``
+    created for SparkPi (and sparkplane matched it, above): the driver's Spark Connect port on
+    the pod and the Service from 4.1, ``appProtocol: grpc`` on it and the app's NetworkPolicy
+    from 4.2, the driver container's ``allowPrivilegeEscalation`` from 4.3."""
+    outcome = outcomes["spark-pi"]
+    assert not outcome.error, outcome.error
+    for side in (outcome.theirs, outcome.ours):
+        pod = next(o for o in side if o["kind"] == "Pod")
+        service = next(o for o in side if o["kind"] == "Service")
+        driver = pod["spec"]["containers"][0]
+        pod_ports = {p.get("name") for p in driver.get("ports", [])}
+        connect = [p for p in service["spec"]["ports"] if p.get("name") == "spark-connect"]
+        assert ("spark-connect" in pod_ports) == _since(version, 1), pod_ports
+        assert bool(connect) == _since(version, 1), service["spec"]["ports"]
+        if connect:
+            assert (connect[0].get("appProtocol") == "grpc") == _since(version, 2), connect
+        policies = [o for o in side if o["kind"] == "NetworkPolicy"]
+        assert len(policies) == (1 if _since(version, 2) else 0), policies
+        escalation = (driver.get("securityContext") or {}).get("allowPrivilegeEscalation")
+        assert (escalation is False) == _since(version, 3), driver.get("securityContext")

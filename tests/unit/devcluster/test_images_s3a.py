@@ -10,7 +10,9 @@ from sparkplane.errors import DevClusterError
 from sparkplane_devcluster.images import s3a
 
 
-@pytest.mark.parametrize(("hadoop", "sdk"), [("3.4.1", "2.24.8"), ("3.5.0", "2.35.4")])
+@pytest.mark.parametrize(
+    ("hadoop", "sdk"), [("3.4.1", "2.24.8"), ("3.4.2", "2.29.52"), ("3.5.0", "2.35.4")]
+)
 def test_each_lock_pins_hadoop_aws_of_its_version_and_one_sdk_version(hadoop: str, sdk: str):
     jars = s3a.parse_lock(s3a.lock_text(hadoop))
     by_name = {j.artifact: j for j in jars}
