@@ -49,8 +49,11 @@ def test_limit_grows_additively_only_while_used_and_up_to_its_maximum() -> None:
     assert limit.whole == 6
 
 
-def test_latency_above_target_shrinks_multiplicatively_once_per_cooldown() -> None:
-    limit = AimdLimit(CapacitySettings(initial=40, target_latency_seconds=1.0, cooldown_seconds=5))
+def test_latency_above_target_shrinks_multiplicatively_once_per_cooldown_to_initial() -> None:
+    limit = AimdLimit(CapacitySettings(initial=20, target_latency_seconds=1.0, cooldown_seconds=5))
+    for _ in range(20):
+        limit.on_scheduled(pending=limit.whole)  # fast API: grown to 40
+    assert limit.whole == 40
     limit.on_latency(3.0, now=0.0)
     assert limit.whole == 30  # x 0.75
     limit.on_latency(3.0, now=1.0)
@@ -59,6 +62,11 @@ def test_latency_above_target_shrinks_multiplicatively_once_per_cooldown() -> No
     assert limit.whole == 22
     limit.on_scheduled(pending=22)  # slow API: no growth
     assert limit.whole == 22
+    limit.on_latency(3.0, now=12.0)
+    limit.on_latency(3.0, now=18.0)
+    assert limit.whole == 20  # latency alone: never below the initial limit
+    limit.on_throttled(429, None, now=19.0)
+    assert limit.whole == 10  # the API server's own word goes lower
 
 
 def test_throttling_halves_and_blocks_until_retry_after() -> None:

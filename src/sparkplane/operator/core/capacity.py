@@ -24,7 +24,8 @@ fixed limit would be wrong on every other machine; a latency-gradient limiter (V
 needs a stable no-load latency, which a shared API server does not have. The limit grows by
 ``increase`` per driver started, only while the limit is actually used (at least half of it
 in flight: an idle limit proves nothing), and shrinks at most once per ``cooldown_seconds`` on
-latency (each shrink needs fresh evidence), at once on throttling.
+latency (each shrink needs fresh evidence; never below ``initial`` on latency alone), at once
+on throttling (down to ``minimum``).
 
 Pure: the caller passes the clock's readings. Owns :class:`CapacitySettings` (the operator
 settings ``capacity``), :class:`AimdLimit` and :class:`Gate` (what the adapter asks). Used by
@@ -110,11 +111,17 @@ class AimdLimit:
         return Verdict(True)
 
     def on_latency(self, seconds: float, now: float) -> None:
-        """One request of the operator took ``seconds``."""
+        """One request of the operator took ``seconds``. Above the target the limit stops
+        growing and shrinks, but latency alone never takes it below ``initial``: on a loaded
+        machine the API server is slow whatever the operator does, and a limit cut to the
+        minimum on that evidence starved the drivers (docs/benchmarks.md: 65% of the floor, with
+        no better status lag); only throttling (a 429/503, the API server's own word) goes lower."""
         w = self.settings.smoothing
         self.latency = seconds if self.latency == 0.0 else (1 - w) * self.latency + w * seconds
         if self.latency > self.settings.target_latency_seconds:
-            self._decrease(self.settings.decrease, now)
+            floor = max(self.settings.initial, self.settings.minimum)
+            if self.limit > floor:
+                self._decrease(self.settings.decrease, now, floor=floor)
 
     def on_throttled(self, code: int, retry_after: float | None, now: float) -> None:
         """The API server answered 429/503 (``retry_after``: its Retry-After, if any)."""
@@ -130,11 +137,11 @@ class AimdLimit:
         if pending * 2 >= self.whole and self.latency <= s.target_latency_seconds:
             self.limit = min(self.limit + s.increase, s.maximum)
 
-    def _decrease(self, factor: float, now: float) -> None:
+    def _decrease(self, factor: float, now: float, *, floor: float | None = None) -> None:
         if now - self._last_decrease < self.settings.cooldown_seconds:
             return
         self._last_decrease = now
-        self.limit = max(self.limit * factor, self.settings.minimum)
+        self.limit = max(self.limit * factor, self.settings.minimum if floor is None else floor)
 
 
 class Gate(Protocol):
