@@ -27,6 +27,7 @@ from sparkplane.errors import KubeError, NotFoundError
 from sparkplane.kube import Kube, connect
 from sparkplane.kube.informer import Informer
 from sparkplane.operator.deploy.install import install_crds
+from sparkplane.vocab import parse_time
 from sparkplane_devcluster.components import node_manifest
 
 API = "spark.apache.org/v1"
@@ -64,6 +65,12 @@ class Config:
     api: str = "apache"  # the resources submitted: "apache" (spark.apache.org/v1) or "kubeflow"
 
 
+def _epoch(stamp: object) -> float | None:
+    """An RFC 3339 time of an object (``2026-11-28T21:40:00Z``) as seconds since the epoch."""
+    when = parse_time(stamp)
+    return when.timestamp() if when else None
+
+
 @dataclass
 class Times:
     submitted: float = 0.0
@@ -73,6 +80,12 @@ class Times:
     driver_done: float | None = None
     status_started: float | None = None
     status_done: float | None = None
+    # the same two moments as the objects' own clocks say them (1 s resolution): the driver
+    # container's startedAt (KWOK's), the operator's lastTransitionTime of the first started
+    # state; their difference does not include this process's own lag in reading the watches
+    server_running: float | None = None
+    server_started: float | None = None
+    server_written: float | None = None
     requested: float | None = None  # the status says DriverRequested: admitted by the operator
     held: bool = False  # the status said WaitingForCapacity at some point
     released: float | None = None
@@ -252,6 +265,20 @@ class BenchRun:
                 t.requested = now
             if t.status_started is None and seen & STARTED:
                 t.status_started = now
+            if t.server_written is None and seen & STARTED:
+                # the API server's time of the status write that first carried it (its
+                # managedFields; a later write already folded in moves it later, never earlier)
+                t.server_written = max(
+                    (_epoch(f.get("time")) or 0.0 for f in meta.get("managedFields") or []
+                     if f.get("subresource") == "status"),
+                    default=None,
+                ) or None  # fmt: skip
+            if t.server_started is None and seen & STARTED:
+                t.server_started = min(
+                    (_epoch((history[k] or {}).get("lastTransitionTime")) for k in history
+                     if (history[k] or {}).get("currentStateSummary") in STARTED),
+                    default=None,
+                )  # fmt: skip
             if t.status_done is None and state in ENDED:
                 t.status_done = now
             if t.released is None and state in TERMINAL:
@@ -281,6 +308,10 @@ class BenchRun:
                 t.driver_bound = now
             if phase == "Running" and t.driver_running is None:
                 t.driver_running = now
+            if t.server_running is None:
+                for status in (pod.get("status") or {}).get("containerStatuses") or []:
+                    started = ((status.get("state") or {}).get("running") or {}).get("startedAt")
+                    t.server_running = t.server_running or _epoch(started)
             if phase in ("Succeeded", "Failed") and t.driver_done is None:
                 t.driver_done = now
 
