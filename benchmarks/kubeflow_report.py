@@ -57,6 +57,11 @@ def build(bench: BenchRun) -> dict[str, Any]:
         for t in times
         if t.server_started is not None and t.server_running is not None
     ]
+    delivery_lag = [
+        t.seen_written - t.server_written
+        for t in times
+        if t.seen_written is not None and t.server_written is not None
+    ]
     server_written_lag = [
         max(t.server_written - t.server_running, 0.0)
         for t in times
@@ -107,6 +112,7 @@ def build(bench: BenchRun) -> dict[str, Any]:
         "status_lag_ended_s": summary(ended_lag),
         "status_lag_started_server_s": summary(server_started_lag),
         "status_lag_started_written_s": summary(server_written_lag),
+        "status_write_to_watch_s": summary(delivery_lag),
         "driver_created_to_bound_s": summary(scheduling),
         "driver_bound_to_running_s": summary(starting),
         "driver_done_to_released_s": summary(releasing),
@@ -161,6 +167,7 @@ def render(r: dict[str, Any]) -> str:
         f"  the same by the objects' own times (1 s): decided"
         f" {_lag(r['status_lag_started_server_s'])}; written (API server's managedFields)"
         f" {_lag(r['status_lag_started_written_s'])}",
+        f"  that write -> this process's watch (wall clock): {_lag(r['status_write_to_watch_s'])}",
         f"  driver ended -> app ended: {_lag(r['status_lag_ended_s'])}",
         f"driver created -> bound (scheduler): {_lag(r['driver_created_to_bound_s'])}",
         f"driver bound -> Running (KWOK): {_lag(r['driver_bound_to_running_s'])}",

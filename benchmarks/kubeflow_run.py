@@ -86,6 +86,7 @@ class Times:
     server_running: float | None = None
     server_started: float | None = None
     server_written: float | None = None
+    seen_written: float | None = None  # when this process's watch delivered it (wall clock)
     requested: float | None = None  # the status says DriverRequested: admitted by the operator
     held: bool = False  # the status said WaitingForCapacity at some point
     released: float | None = None
@@ -265,6 +266,8 @@ class BenchRun:
                 t.requested = now
             if t.status_started is None and seen & STARTED:
                 t.status_started = now
+            if t.seen_written is None and seen & STARTED:
+                t.seen_written = time.time()  # the wall clock, to compare with server_written
             if t.server_written is None and seen & STARTED:
                 # the API server's time of the status write that first carried it (its
                 # managedFields; a later write already folded in moves it later, never earlier)
