@@ -85,7 +85,10 @@ def global_default(classes: Sequence[Mapping[str, Any]]) -> Obj | None:
     """The globalDefault PriorityClass among ``classes`` (several: the lowest value, as
     Kueue picks), None if there is none."""
     found = [c for c in classes if c.get("globalDefault") is True]
-    return dict(min(found, key=lambda c: int(c.get("value") or 0))) if found else None
+    if not found:
+        return None
+    lowest: Mapping[str, Any] = min(found, key=lambda c: int(c.get("value") or 0))
+    return dict(lowest)
 
 
 class PriorityClassMissing(LookupError):
