@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from benchmarks import procstats
 
 if TYPE_CHECKING:
-    from benchmarks.kubeflow_run import BenchRun
+    from collections.abc import Iterable
+
+    from benchmarks.kubeflow_run import BenchRun, Times
 
 
 _CONFIG_KEYS = (
@@ -27,6 +29,17 @@ def _last_state(history: list[str]) -> str:
     return kept[-1] if kept else "never seen"
 
 
+def _between(times: Iterable[Times], start: str, end: str, *, clamp: bool = False) -> list[float]:
+    """``end - start`` (two ``Times`` fields) for every app that has both; ``clamp``: not below 0
+    (two clocks or two watches can order the same moment either way)."""
+    out = []
+    for t in times:
+        a, b = getattr(t, start), getattr(t, end)
+        if a is not None and b is not None:
+            out.append(max(b - a, 0.0) if clamp else b - a)
+    return out
+
+
 def build(bench: BenchRun) -> dict[str, Any]:
     from benchmarks.kubeflow_run import etcd_url, summary
 
@@ -36,52 +49,16 @@ def build(bench: BenchRun) -> dict[str, Any]:
     n = len(times)
     released = sorted(t.released - bench.t0 for t in times if t.released is not None)
     driver_lag = [t.driver_seen - t.submitted for t in times if t.driver_seen is not None]
-    admitted_lag = [
-        max(t.driver_seen - t.requested, 0.0)
-        for t in times
-        if t.driver_seen is not None and t.requested is not None
-    ]
-    started_lag = [
-        max(t.status_started - t.driver_running, 0.0)
-        for t in times
-        if t.status_started is not None and t.driver_running is not None
-    ]
-    ended_lag = [
-        max(t.status_done - t.driver_done, 0.0)
-        for t in times
-        if t.status_done is not None and t.driver_done is not None
-    ]
+    admitted_lag = _between(times, "requested", "driver_seen", clamp=True)
+    started_lag = _between(times, "driver_running", "status_started", clamp=True)
+    ended_lag = _between(times, "driver_done", "status_done", clamp=True)
     status_lag = started_lag + ended_lag
-    server_started_lag = [
-        max(t.server_started - t.server_running, 0.0)
-        for t in times
-        if t.server_started is not None and t.server_running is not None
-    ]
-    delivery_lag = [
-        t.seen_written - t.server_written
-        for t in times
-        if t.seen_written is not None and t.server_written is not None
-    ]
-    server_written_lag = [
-        max(t.server_written - t.server_running, 0.0)
-        for t in times
-        if t.server_written is not None and t.server_running is not None
-    ]
-    scheduling = [
-        t.driver_bound - t.driver_seen
-        for t in times
-        if t.driver_bound is not None and t.driver_seen is not None
-    ]
-    starting = [
-        t.driver_running - t.driver_bound
-        for t in times
-        if t.driver_running is not None and t.driver_bound is not None
-    ]
-    releasing = [
-        t.released - t.driver_done
-        for t in times
-        if t.released is not None and t.driver_done is not None
-    ]
+    server_started_lag = _between(times, "server_running", "server_started", clamp=True)
+    delivery_lag = _between(times, "server_written", "seen_written")
+    server_written_lag = _between(times, "server_running", "server_written", clamp=True)
+    scheduling = _between(times, "driver_seen", "driver_bound")
+    starting = _between(times, "driver_bound", "driver_running")
+    releasing = _between(times, "driver_done", "released")
     not_succeeded = [t for t in times if t.released is None or "Succeeded" not in t.history]
     short = [t for t in times if t.released is not None and len(t.executors) < cfg.executors]
     overall = n / released[-1] * 60 if len(released) == n and released else float("nan")
