@@ -55,6 +55,8 @@ def build(bench: BenchRun) -> dict[str, Any]:
     status_lag = started_lag + ended_lag
     server_started_lag = _between(times, "server_running", "server_started", clamp=True)
     delivery_lag = _between(times, "server_written", "seen_written")
+    probe_lag = _between(times, "server_written", "probe_written")
+    probe_to_bench = _between(times, "probe_written", "seen_written")
     server_written_lag = _between(times, "server_running", "server_written", clamp=True)
     scheduling = _between(times, "driver_seen", "driver_bound")
     starting = _between(times, "driver_bound", "driver_running")
@@ -90,6 +92,8 @@ def build(bench: BenchRun) -> dict[str, Any]:
         "status_lag_started_server_s": summary(server_started_lag),
         "status_lag_started_written_s": summary(server_written_lag),
         "status_write_to_watch_s": summary(delivery_lag),
+        "status_write_to_idle_watch_s": summary(probe_lag),
+        "idle_watch_to_watch_s": summary(probe_to_bench),
         "driver_created_to_bound_s": summary(scheduling),
         "driver_bound_to_running_s": summary(starting),
         "driver_done_to_released_s": summary(releasing),
@@ -145,6 +149,9 @@ def render(r: dict[str, Any]) -> str:
         f" {_lag(r['status_lag_started_server_s'])}; written (API server's managedFields)"
         f" {_lag(r['status_lag_started_written_s'])}",
         f"  that write -> this process's watch (wall clock): {_lag(r['status_write_to_watch_s'])}",
+        f"  that write -> an idle watcher's watch (watch_probe.py):"
+        f" {_lag(r['status_write_to_idle_watch_s'])}; idle -> this process:"
+        f" {_lag(r['idle_watch_to_watch_s'])}",
         f"  driver ended -> app ended: {_lag(r['status_lag_ended_s'])}",
         f"driver created -> bound (scheduler): {_lag(r['driver_created_to_bound_s'])}",
         f"driver bound -> Running (KWOK): {_lag(r['driver_bound_to_running_s'])}",

@@ -87,6 +87,7 @@ class Times:
     server_started: float | None = None
     server_written: float | None = None
     seen_written: float | None = None  # when this process's watch delivered it (wall clock)
+    probe_written: float | None = None  # when an idle watcher's watch did (watch_probe.py)
     requested: float | None = None  # the status says DriverRequested: admitted by the operator
     held: bool = False  # the status said WaitingForCapacity at some point
     released: float | None = None
@@ -204,13 +205,18 @@ class BenchRun:
         # the operator archives each released driver's log (a real cost, kept in the figures)
         # into the run's own directory, not the user's ~/.cache
         env = {**os.environ, "SPARKPLANE_LOG_ARCHIVE": str(self.logs / "log-archive")}
-        self.children[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        self.children[name] = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=Path(__file__).parent.parent
+        )
 
     def _start_children(self) -> None:
         exe = str(Path(sys.executable).parent / "sparkplane")
         sim = Path(__file__).with_name("simulate_drivers.py")
         kc = self.config.kubeconfig
         self._spawn("simulator", [sys.executable, str(sim), "--kubeconfig", kc, *self.namespaces])
+        self._spawn("probe", [sys.executable, "-m", "benchmarks.watch_probe", "--kubeconfig", kc,
+                              "--api", self.config.api, "--out", str(self.logs / "probe.json"),
+                              *self.namespaces])  # fmt: skip
         watch = [a for ns in self.namespaces for a in ("-n", ns)]
         for i in range(self.config.instances):
             shard = (
@@ -375,6 +381,25 @@ class BenchRun:
         self.elapsed = time.monotonic() - self.t0
         self.api1 = procstats.apiserver_scrape(self.kube)
         self.cpu1 = self._cpu()
+        self._read_probe()
+
+    def _read_probe(self) -> None:
+        """Stop the idle watcher and take its arrival times (it writes them as it ends)."""
+        import json
+
+        probe = self.children.pop("probe")
+        probe.terminate()
+        try:
+            probe.wait(20)
+            seen: dict[str, float] = json.loads((self.logs / "probe.json").read_text())
+        except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+            self.say(f"the watch probe left no times ({exc}); see {self.logs}/probe.log")
+            return
+        with self.lock:
+            for key, wall in seen.items():
+                ns, _, name = key.partition("/")
+                if (t := self.apps.get((ns, name))) is not None:
+                    t.probe_written = wall
 
     # -- report -----------------------------------------------------------------------------
     def report(self) -> dict[str, Any]:

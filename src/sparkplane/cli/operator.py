@@ -217,7 +217,8 @@ def run(
         bool,
         typer.Option(
             "--status-first/--no-status-first",
-            help="Reconcile apps whose pods changed before new apps (the queue's urgent lane).",
+            help="Reconcile apps whose pods changed before new apps (the queue's urgent lane), "
+            "and fold an app's executor changes into one pass.",
         ),
     ] = True,
     capacity_initial: Annotated[
@@ -238,6 +239,15 @@ def run(
             help="Seconds: the operator's mean API request latency above which the limit shrinks.",
         ),
     ] = CapacitySettings.target_latency_seconds,
+    capacity_target_watch_lag: Annotated[
+        float,
+        typer.Option(
+            "--capacity-target-watch-lag",
+            min=0.01,
+            help="Seconds: the mean time the operator's status writes take to come back through "
+            "its watch above which the limit shrinks.",
+        ),
+    ] = CapacitySettings.target_watch_lag_seconds,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Log at debug level.")] = False,
 ) -> None:
     """Run the operator in this process until interrupted.
@@ -283,6 +293,7 @@ def run(
         "capacity_minimum": capacity_minimum,
         "capacity_maximum": capacity_maximum,
         "capacity_target_latency_seconds": capacity_target_latency,
+        "capacity_target_watch_lag_seconds": capacity_target_watch_lag,
     }
     settings = merge(flags, os.environ)  # the one place: defaults, environment, flags
     scope = ", ".join(watched) if watched else "all namespaces"

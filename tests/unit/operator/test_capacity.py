@@ -69,6 +69,41 @@ def test_latency_above_target_shrinks_multiplicatively_once_per_cooldown_to_init
     assert limit.whole == 10  # the API server's own word goes lower
 
 
+def test_watch_lag_above_target_shrinks_below_initial_and_stops_growth() -> None:
+    settings = CapacitySettings(initial=20, minimum=2, target_watch_lag_seconds=3.0)
+    limit = AimdLimit(settings)
+    limit.on_watch_lag(1.0, now=0.0)  # delivered promptly: nothing changes, growth goes on
+    limit.on_scheduled(pending=20)
+    assert limit.whole == 21
+    limit.on_watch_lag(30.0, now=1.0)  # the mean jumps over the target
+    assert limit.watch_lag == pytest.approx(0.9 * 1.0 + 0.1 * 30.0)
+    assert limit.whole == 15  # x 0.75
+    limit.on_scheduled(pending=15)
+    assert limit.whole == 15  # behind: no growth
+    for i in range(20):  # the API server stays behind: down to the minimum, not to initial
+        limit.on_watch_lag(30.0, now=10.0 + 3 * i)
+    assert limit.whole == 2
+    for i in range(60):  # caught up: the mean falls under the target, growth again
+        limit.on_watch_lag(0.5, now=100.0 + i)
+    assert limit.watch_lag < 3.0
+    limit.on_scheduled(pending=2)
+    assert limit.limit == pytest.approx(3.0)
+
+
+def test_gate_times_its_own_writes_round_trip_through_the_watch() -> None:
+    clock = iter([0.0, 12.0, 20.0, 21.0, 30.0]).__next__
+    gate = CapacityGate(CapacitySettings(target_watch_lag_seconds=3.0), clock=clock)
+    key = ("SparkApplication", "ns", "a")
+    gate.wrote(key, 100)  # t=0
+    gate.saw(key, 99)  # t=12: an older version (someone else's write): no sample
+    assert gate.snapshot()["watch_lag_seconds"] == 0.0  # t=20 (snapshot reads the clock)
+    gate.saw(key, 100)  # t=21: our write, back 21 s after the API server answered it
+    assert gate.limiter.watch_lag == pytest.approx(21.0)
+    assert gate.limiter.whole == 15  # behind: the limit shrank
+    gate.saw(key, 100)  # t=30: the same version again (a relist): counted once
+    assert gate.limiter.watch_lag == pytest.approx(21.0)
+
+
 def test_throttling_halves_and_blocks_until_retry_after() -> None:
     limit = AimdLimit(CapacitySettings(initial=20))
     limit.on_throttled(429, retry_after=3.0, now=10.0)
@@ -96,7 +131,12 @@ def test_gate_counts_requested_and_unscheduled_drivers_and_keeps_arrival_order()
     a, b, c, d = (("SparkApplication", "ns", n) for n in "abcd")
     assert gate.admit(a).admitted and gate.admit(b).admitted
     assert not gate.admit(c).admitted and not gate.admit(d).admitted
-    assert gate.snapshot() == {"limit": 2.0, "in_flight": 2.0, "held": 2.0}
+    assert gate.snapshot() == {
+        "limit": 2.0,
+        "in_flight": 2.0,
+        "held": 2.0,
+        "watch_lag_seconds": 0.0,
+    }
     gate.on_pod("ADDED", pod("pa"), (a,))  # seen, not yet scheduled: still in flight
     assert gate.wake() == []
     gate.on_pod("MODIFIED", pod("pa", node="n1"), (a,))  # bound, not started: still in flight

@@ -54,6 +54,24 @@ def test_queue_delays_and_earliest_request_wins() -> None:
     assert q.get(0) == "a"
 
 
+def test_queue_folds_changes_that_arrive_together_into_one_pass() -> None:
+    clock = FakeClock()
+    q: WorkQueue[str] = WorkQueue(clock=clock)
+    for _ in range(5):  # five executors of one app change within the fold
+        q.add_soon("app", 1.0)
+    assert q.get(timeout=0) is None  # not yet due
+    clock.now = 1.0
+    assert q.get(timeout=0) == "app"
+    q.done("app")
+    assert q.get(timeout=0) is None  # one pass for the five
+    q.add("other")
+    q.add_soon("other", 1.0)  # already waiting: that pass will read the change, no second one
+    assert q.get(timeout=0) == "other"
+    q.done("other")
+    clock.now = 5.0
+    assert q.get(timeout=0) is None
+
+
 def test_queue_backs_off_exponentially_until_forgotten() -> None:
     q: WorkQueue[str] = WorkQueue(base_delay=0.1, max_delay=0.5, clock=FakeClock())
     delays = [q.add_rate_limited("k") for _ in range(5)]

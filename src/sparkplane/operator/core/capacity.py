@@ -15,6 +15,14 @@ cluster keeps up, judged from three signals the operator sees without asking any
   Above ``target_latency_seconds`` the limit shrinks.
 * **throttling**: a 429 (API Priority and Fairness) or 503 answer. The limit halves and nothing
   new is created until its ``Retry-After`` (the Status ``details.retryAfterSeconds``) has passed.
+* **watch lag**: how long the operator's own status writes take to come back through its own
+  watch (the API server stored the write; every watcher, the users' included, gets it that much
+  later). Measured on a 2-core dev cluster at 1000 apps/min offered, the API server stored each
+  status write within 3 s but delivered it to every watcher (an idle one too) 14 s p50 / 36 s
+  p99 later, while its request latency stayed under 3 s p99 (docs/benchmarks.md): request
+  latency alone did not see this queue. Above ``target_watch_lag_seconds`` the limit shrinks,
+  down to ``minimum``: the API server's own delivery falling behind is evidence the drivers it
+  has are more than it can carry, as a 429 is.
 
 Why AIMD (additive increase, multiplicative decrease, as TCP congestion control and Netflix's
 ``concurrency-limits`` AIMD limiter): the capacity of the cluster is unknown and moves with the
@@ -24,8 +32,8 @@ fixed limit would be wrong on every other machine; a latency-gradient limiter (V
 needs a stable no-load latency, which a shared API server does not have. The limit grows by
 ``increase`` per driver started, only while the limit is actually used (at least half of it
 in flight: an idle limit proves nothing), and shrinks at most once per ``cooldown_seconds`` on
-latency (each shrink needs fresh evidence; never below ``initial`` on latency alone), at once
-on throttling (down to ``minimum``).
+latency (each shrink needs fresh evidence; never below ``initial`` on latency alone) or watch
+lag (down to ``minimum``), at once on throttling (down to ``minimum``).
 
 Pure: the caller passes the clock's readings. Owns :class:`CapacitySettings` (the operator
 settings ``capacity``), :class:`AimdLimit` and :class:`Gate` (what the adapter asks). Used by
@@ -52,6 +60,8 @@ class CapacitySettings:
     the operator's own requests); throttling halves it. ``cooldown_seconds`` (default 2.0):
     at most one latency decrease per this period. ``retry_seconds`` (default 1.0): how soon an
     app held back is looked at again (and the wait after a 429/503 without Retry-After).
+    ``target_watch_lag_seconds`` (default 2.0): the mean time the operator's status writes take
+    to come back through its watch, above which the limit stops growing and shrinks.
     """
 
     enabled: bool = True
@@ -63,6 +73,7 @@ class CapacitySettings:
     target_latency_seconds: float = 2.0
     cooldown_seconds: float = 2.0
     retry_seconds: float = 1.0
+    target_watch_lag_seconds: float = 2.0
     #: weight of a new latency sample in the moving mean
     smoothing: float = 0.1
 
@@ -91,6 +102,7 @@ class AimdLimit:
         self.settings = s = settings or CapacitySettings()
         self.limit = min(max(s.initial, s.minimum), s.maximum)
         self.latency = 0.0  # the moving mean of request durations (0: no sample yet)
+        self.watch_lag = 0.0  # the moving mean of the own writes' watch round trips
         self.blocked_until = -math.inf
         self.blocked_by = 0  # the HTTP code that blocked
         self._last_decrease = -math.inf
@@ -123,6 +135,16 @@ class AimdLimit:
             if self.limit > floor:
                 self._decrease(self.settings.decrease, now, floor=floor)
 
+    def on_watch_lag(self, seconds: float, now: float) -> None:
+        """One of the operator's status writes came back through its watch ``seconds`` after
+        the API server answered it. Above the target the limit stops growing and shrinks (down
+        to ``minimum``: the API server's delivery to every watcher is behind, its own word)."""
+        w = self.settings.smoothing
+        lag = self.watch_lag
+        self.watch_lag = seconds if lag == 0.0 else (1 - w) * lag + w * seconds
+        if self.watch_lag > self.settings.target_watch_lag_seconds:
+            self._decrease(self.settings.decrease, now)
+
     def on_throttled(self, code: int, retry_after: float | None, now: float) -> None:
         """The API server answered 429/503 (``retry_after``: its Retry-After, if any)."""
         wait = retry_after if retry_after and retry_after > 0 else self.settings.retry_seconds
@@ -134,7 +156,11 @@ class AimdLimit:
     def on_scheduled(self, pending: int) -> None:
         """A driver left Pending, ``pending`` still in flight: grow when the limit is used."""
         s = self.settings
-        if pending * 2 >= self.whole and self.latency <= s.target_latency_seconds:
+        keeping_up = (
+            self.latency <= s.target_latency_seconds
+            and self.watch_lag <= s.target_watch_lag_seconds
+        )
+        if pending * 2 >= self.whole and keeping_up:
             self.limit = min(self.limit + s.increase, s.maximum)
 
     def _decrease(self, factor: float, now: float, *, floor: float | None = None) -> None:

@@ -4,7 +4,10 @@ control plane's signals and decides, per app, whether its driver may be created 
 Owns :class:`CapacityGate`. Its inputs: every request the operator's fenced gateway sends
 (:meth:`CapacityGate.on_request`: duration, and 429/503 answers with their Retry-After), every
 event of this operator's pods (:meth:`CapacityGate.on_pod`: which drivers have no node yet, which
-got one). Its one question, :meth:`CapacityGate.admit`, is asked by the SparkApplication adapter
+got one), and the round trip of its own status writes through its watch
+(:meth:`CapacityGate.wrote` when the API server answered one, :meth:`CapacityGate.saw` when the
+watch brought that resourceVersion back: the API server's delivery lag, which every watcher
+sees). Its one question, :meth:`CapacityGate.admit`, is asked by the SparkApplication adapter
 right before it would create a driver: admitted apps count as in flight until their driver pod
 is seen (or ``REQUESTED_SECONDS`` pass: a create that failed); held apps wait in arrival order
 (first held, first admitted: a new app never overtakes one already waiting) and are woken
@@ -34,6 +37,8 @@ Obj = dict[str, Any]
 THROTTLE_CODES = frozenset({429, 503})
 #: An admitted app whose driver pod has not shown up this long stops counting (its create failed).
 REQUESTED_SECONDS = 60.0
+#: A status write not seen back through the watch this long is forgotten (a relist skipped it).
+WRITTEN_SECONDS = 300.0
 
 
 def retry_after(exc: KubeError) -> float | None:
@@ -63,6 +68,7 @@ class CapacityGate:
         self._requested: dict[Hashable, float] = {}  # admitted app key -> when
         self._waiting: OrderedDict[Hashable, float] = OrderedDict()  # held app key -> since
         self._woken: dict[Hashable, float] = {}  # held app key -> last handed to the runner
+        self._wrote: dict[Hashable, tuple[int, float]] = {}  # key -> (resourceVersion, when)
         self.held_total = 0
 
     # -- signals --------------------------------------------------------------------------
@@ -92,6 +98,27 @@ class CapacityGate:
             elif uid in self._unscheduled:
                 self._unscheduled.discard(uid)
                 self.limiter.on_scheduled(self._pending_locked(self._clock()))
+
+    def wrote(self, key: Hashable, resource_version: int) -> None:
+        """The API server answered a status write of ``key`` with ``resource_version``."""
+        now = self._clock()
+        with self._lock:
+            self._wrote[key] = (resource_version, now)
+            if len(self._wrote) > 4096:  # writes whose event never came (relists): drop them
+                old = [k for k, (_, t) in self._wrote.items() if now - t > WRITTEN_SECONDS]
+                for k in old:
+                    del self._wrote[k]
+
+    def saw(self, key: Hashable, resource_version: int) -> None:
+        """The watch delivered ``key`` at ``resource_version``: if it is the last write's, its
+        round trip is a watch-lag sample."""
+        now = self._clock()
+        with self._lock:
+            written = self._wrote.get(key)
+            if written is None or written[0] != resource_version:
+                return
+            del self._wrote[key]
+            self.limiter.on_watch_lag(now - written[1], now)
 
     # -- the question ---------------------------------------------------------------------
     def admit(self, key: Hashable) -> Verdict:
@@ -147,10 +174,12 @@ class CapacityGate:
 
     # -- what the metrics show ------------------------------------------------------------
     def snapshot(self) -> dict[str, float]:
-        """``limit``, ``in_flight`` (drivers not yet scheduled), ``held`` (apps waiting)."""
+        """``limit``, ``in_flight`` (drivers not yet scheduled), ``held`` (apps waiting),
+        ``watch_lag_seconds`` (the mean round trip of the operator's status writes)."""
         with self._lock:
             return {
                 "limit": float(self.limiter.whole),
                 "in_flight": float(self._pending_locked(self._clock())),
                 "held": float(len(self._waiting)),
+                "watch_lag_seconds": self.limiter.watch_lag,
             }

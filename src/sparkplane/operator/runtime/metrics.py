@@ -50,6 +50,8 @@ CAPACITY_GAUGES = {
     "limit": "The adaptive limit on drivers not yet scheduled (backpressure).",
     "in_flight": "Drivers created and not yet scheduled (or not yet seen).",
     "held": "SparkApplications waiting for capacity before their driver is created.",
+    "watch_lag_seconds": "Mean time the operator's status writes take to come back through its"
+    " watch (the API server's delivery lag).",
 }
 
 

@@ -70,6 +70,13 @@ def _rv(obj: Obj | None) -> int:
         return 0
 
 
+#: An executor's change waits this long before its app is reconciled, unless the app is already
+#: queued: a driver's executors start and end together (Spark asks for them in a batch), so
+#: their changes fold into one pass and one status write (Kubeflow's ``executorState``) instead
+#: of one each; each such write costs the API server a CR validation and a watch event.
+EXECUTOR_FOLD_SECONDS = 1.0
+
+
 def urgent_change(kind: str, obj: Obj) -> bool:
     """Whether a change of this secondary object (a pod, a Workload) goes in the urgent lane:
     everything but an executor pod's change (see :meth:`Operator._on_secondary`)."""
@@ -385,6 +392,7 @@ class Operator:
                     return
                 mine = self._written.get(key)
             if mine is not None and _rv(mine) == _rv(obj):
+                self.capacity.saw(key, _rv(obj))  # its round trip: the API server's watch lag
                 return  # our own status write coming back: nothing new to decide
             self.queue.add(key)
 
@@ -397,16 +405,21 @@ class Operator:
         ``RunningHealthy``/``RunningWithBelowThresholdExecutors``) and into Kubeflow's
         ``executorState`` (several writes an executor), so under overload it waits in the
         normal lane, in arrival order with the new apps, and the drivers' starts and ends are
-        written first."""
+        written first; and it is folded with its siblings' changes (``EXECUTOR_FOLD_SECONDS``)."""
 
         def handler(event: str, obj: Obj) -> None:
             keys = tuple(watch.on_event(event, obj))
             if watch.kind == "Pod":
                 self.capacity.on_pod(event, obj, keys)
-            urgent = self.settings.status_first and urgent_change(watch.kind, obj)
+            urgent = urgent_change(watch.kind, obj)
+            fold = self.settings.status_first and not urgent
             for key in keys:
-                if key[0] in self.resources:
-                    self.queue.add(key, urgent=urgent)
+                if key[0] not in self.resources:
+                    continue
+                if fold:  # an executor's: folded with its siblings' (EXECUTOR_FOLD_SECONDS)
+                    self.queue.add_soon(key, EXECUTOR_FOLD_SECONDS)
+                else:
+                    self.queue.add(key, urgent=urgent and self.settings.status_first)
 
         return handler
 
@@ -506,6 +519,8 @@ class Operator:
     def remember(self, key: Key, written: Obj) -> None:
         with self._lock:
             self._written[key] = written
+        if self.settings.capacity.enabled:
+            self.capacity.wrote(key, _rv(written))
 
     def publish(
         self,

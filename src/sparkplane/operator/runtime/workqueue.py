@@ -91,6 +91,14 @@ class WorkQueue(Generic[K]):
             heapq.heappush(self._delayed, (due, self._seq, key))
             self._cond.notify()
 
+    def add_soon(self, key: K, delay: float) -> None:
+        """Queue ``key`` in ``delay`` seconds unless it already waits in a lane (that pass will
+        read what changed): changes that arrive together are folded into one pass."""
+        with self._cond:
+            if key in self._queued:
+                return
+        self.add_after(key, delay)
+
     def add_rate_limited(self, key: K) -> float:
         """Queue ``key`` after its next backoff (base x 2^failures, capped); returns the delay."""
         with self._cond:
