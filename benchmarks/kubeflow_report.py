@@ -68,7 +68,9 @@ def build(bench: BenchRun) -> dict[str, Any]:
     if len(released) >= 10:
         lo, hi = released[len(released) // 10], released[len(released) * 9 // 10]
         steady = (len(released) * 8 // 10) / (hi - lo) * 60 if hi > lo else float("nan")
-    (b0, c0, _), (b1, c1, g1) = bench.api0, bench.api1
+    (b0, c0, _, r0), (b1, c1, g1, r1) = bench.api0, bench.api1
+    per_app = {k: (v - r0.get(k, 0.0)) / max(n, 1) for k, v in r1.items()}
+    top_requests = dict(sorted(per_app.items(), key=lambda kv: -kv[1])[:12])
     cpu = {name: bench.cpu1.get(name, 0.0) - bench.cpu0.get(name, 0.0) for name in bench.cpu1}
     operators = [k for k in cpu if k.startswith("operator-")]
     memory = {name: procstats.memory_mib(pid)[1] for name, pid in bench._pids().items()}
@@ -103,6 +105,7 @@ def build(bench: BenchRun) -> dict[str, Any]:
         },
         "apiserver_requests": c1 - c0,
         "apiserver_requests_per_app": (c1 - c0) / max(n, 1),
+        "apiserver_requests_per_app_by_kind": top_requests,
         "cpu_s": cpu,
         "cpu_ms_per_app": {
             "operator": 1000 * sum(cpu[k] for k in operators) / max(n, 1),
@@ -158,6 +161,8 @@ def render(r: dict[str, Any]) -> str:
         f"driver ended -> app released: {_lag(r['driver_done_to_released_s'])}",
         f"API server: p50 {lat['p50'] * 1000:.1f} ms, p99 {lat['p99'] * 1000:.1f} ms;"
         f" {r['apiserver_requests']:.0f} requests ({r['apiserver_requests_per_app']:.1f}/app)",
+        "  per app: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in r["apiserver_requests_per_app_by_kind"].items()),
         "CPU-s: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["cpu_s"].items())),
         f"CPU ms/app: operator {per_app['operator']:.1f}, simulator {per_app['simulator']:.1f},"
         f" control plane {per_app['control_plane']:.1f}",

@@ -66,14 +66,18 @@ def control_plane_pids(state_dir: Path) -> dict[str, int]:
 Histogram = dict[float, float]  # upper bound -> cumulative count
 
 
-def apiserver_scrape(kube: Kube) -> tuple[Histogram, float, dict[str, float]]:
+def apiserver_scrape(
+    kube: Kube,
+) -> tuple[Histogram, float, dict[str, float], dict[str, float]]:
     """The API server's request-duration histogram (long-running verbs excluded), its total
-    request count, and gauges of interest (storage size)."""
+    request count, gauges of interest (storage size), and the request count per
+    ``VERB resource[/subresource]``."""
     response = kube.request("GET", "/metrics", stream=True, timeout=60)
     text = response.data.decode()
     buckets: Histogram = defaultdict(float)
     total = 0.0
     gauges: dict[str, float] = {}
+    by_request: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         if family.name == "apiserver_request_duration_seconds":
             for sample in family.samples:
@@ -83,12 +87,17 @@ def apiserver_scrape(kube: Kube) -> tuple[Histogram, float, dict[str, float]]:
                     buckets[float(sample.labels["le"])] += sample.value
                 elif sample.name.endswith("_count"):
                     total += sample.value
+                    labels = sample.labels
+                    verb, resource = labels.get("verb", ""), labels.get("resource", "")
+                    sub = labels.get("subresource", "")
+                    key = f"{verb} {resource}/{sub}" if sub else f"{verb} {resource}"
+                    by_request[key] = by_request.get(key, 0.0) + sample.value
         elif family.name in (
             "apiserver_storage_size_bytes",
             "apiserver_storage_db_total_size_in_bytes",
         ):
             gauges["storage_bytes"] = max(s.value for s in family.samples) if family.samples else 0
-    return dict(buckets), total, gauges
+    return dict(buckets), total, gauges, by_request
 
 
 def etcd_db_bytes(url: str) -> float | None:

@@ -21,15 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.kubeflow_run import API, INTERNAL, KUBEFLOW_API, STARTED
 from sparkplane.errors import GoneError
 from sparkplane.kube import Kube, connect
 
-STARTED = {
-    "DriverStarted", "DriverReady", "InitializedBelowThresholdExecutors", "RunningHealthy",
-    "RunningWithBelowThresholdExecutors", "RunningWithPartialCapacity",
-}  # fmt: skip
-APIS = {"apache": "spark.apache.org/v1", "kubeflow": "sparkoperator.k8s.io/v1beta2"}
-INTERNAL = "sparkplane"  # where a v1beta2 app's Apache-shaped status is kept
+APIS = {"apache": API, "kubeflow": KUBEFLOW_API}
 
 
 def started(obj: dict[str, Any], api: str) -> bool:

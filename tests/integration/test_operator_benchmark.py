@@ -40,6 +40,10 @@ def test_kubeflow_shape_smoke(kubeconfig: Path) -> None:
     }
     assert report["driver_lag_s"]["n"] == 60
     assert report["status_lag_s"]["n"] == 120  # start and end of every driver
+    # the idle watcher process (benchmarks/watch_probe.py) saw every app's started state too
+    seen = report["status_write_to_watch_s"]["n"]
+    assert seen == 60 and report["status_write_to_idle_watch_s"]["n"] == seen
+    assert report["apiserver_requests_per_app_by_kind"]["POST pods"] >= 6  # driver + 5 executors
     for key in ("apiserver_latency_s", "cpu_ms_per_app", "peak_rss_mib", "etcd_db_bytes"):
         assert report[key], key
     assert report["cpu_s"]["operator-0"] > 0 and report["cpu_s"]["operator-1"] > 0
