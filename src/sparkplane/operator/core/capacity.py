@@ -4,7 +4,7 @@ Under overload the cost of an app is the control plane's, not the operator's (do
 ~225 ms of control-plane CPU per app against ~30 ms of the operator's): creating drivers faster
 than the scheduler binds them only lengthens every queue behind the API server, and the status
 writes of running apps wait in those same queues. So a new driver is created only while the
-cluster keeps up, judged from three signals the operator sees without asking anyone:
+cluster keeps up, judged from four signals the operator sees without asking anyone:
 
 * **in flight**: this operator's drivers not yet running (pods still ``Pending``: no
   ``nodeName`` yet, or bound and not started by the kubelet, plus drivers requested whose pod
