@@ -45,6 +45,14 @@ TERMINAL = {"ResourceReleased", "TerminatedWithoutReleaseResources"}
 #: the operator as it was before issue 21 item 5: no backpressure, one lane for every key
 BEFORE = ["--no-capacity-limit", "--no-status-first"]
 WAITING = "WaitingForCapacity"  # sparkplane.operator.core.reconciler.WAITING_FOR_CAPACITY
+#: ``--api`` -> the apiVersion of the SparkApplications submitted
+APIS = {"apache": API, "kubeflow": KUBEFLOW_API}
+
+
+def operator_status(obj: dict[str, Any], api: str) -> dict[str, Any]:
+    """The operator's own (Apache-shaped) status of an app; for v1beta2, beside Kubeflow's."""
+    status: dict[str, Any] = obj.get("status") or {}
+    return (status.get(INTERNAL) or {}) if api == "kubeflow" else status
 
 
 @dataclass(frozen=True)
@@ -189,8 +197,7 @@ class BenchRun:
         for node in self.nodes:
             self.kube.create(node_manifest(node, "1000", "4096Gi", 300))
         for ns in self.namespaces:
-            api = KUBEFLOW_API if self.config.api == "kubeflow" else API
-            apps = Informer(self.kube, api, "SparkApplication", namespace=ns)
+            apps = Informer(self.kube, APIS[self.config.api], "SparkApplication", namespace=ns)
             apps.add_handler(self._on_app)
             pods = Informer(self.kube, "v1", "Pod", namespace=ns)
             pods.add_handler(self._on_pod)
@@ -255,9 +262,7 @@ class BenchRun:
     def _on_app(self, event: str, obj: dict[str, Any]) -> None:
         now = time.monotonic()
         meta = obj["metadata"]
-        status = obj.get("status") or {}
-        if self.config.api == "kubeflow":  # the operator's own (Apache) status, beside Kubeflow's
-            status = status.get(INTERNAL) or {}
+        status = operator_status(obj, self.config.api)
         state = (status.get("currentState") or {}).get("currentStateSummary") or ""
         history = status.get("stateTransitionHistory") or {}
         seen = {(history[k] or {}).get("currentStateSummary") for k in history}

@@ -21,19 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.kubeflow_run import API, INTERNAL, KUBEFLOW_API, STARTED
+from benchmarks.kubeflow_run import APIS, STARTED, operator_status
 from sparkplane.errors import GoneError
 from sparkplane.kube import Kube, connect
-
-APIS = {"apache": API, "kubeflow": KUBEFLOW_API}
 
 
 def started(obj: dict[str, Any], api: str) -> bool:
     """Whether the app's status history has a started state."""
-    status = obj.get("status") or {}
-    if api == "kubeflow":
-        status = status.get(INTERNAL) or {}
-    history = status.get("stateTransitionHistory") or {}
+    history = operator_status(obj, api).get("stateTransitionHistory") or {}
     return any((h or {}).get("currentStateSummary") in STARTED for h in history.values())
 
 
@@ -47,11 +42,7 @@ class Probe:
     def follow(self, namespace: str) -> None:
         """Watch ``namespace`` from now on, resuming after each server-side end of the stream."""
         version = APIS[self.api]
-        rv = str(
-            self.kube.list_page(version, "SparkApplication", namespace)["metadata"][
-                "resourceVersion"
-            ]
-        )
+        rv = self._now(namespace)
         while not self.stop.is_set():
             try:
                 for event in self.kube.watch(
@@ -66,11 +57,12 @@ class Probe:
                     with self.lock:
                         self.seen.setdefault(key, now)
             except GoneError:  # too old: what was missed is missed (the report counts the apps)
-                rv = str(
-                    self.kube.list_page(version, "SparkApplication", namespace)["metadata"][
-                        "resourceVersion"
-                    ]
-                )
+                rv = self._now(namespace)
+
+    def _now(self, namespace: str) -> str:
+        """The resourceVersion to watch ``namespace`` from: now (a list's)."""
+        page = self.kube.list_page(APIS[self.api], "SparkApplication", namespace)
+        return str(page["metadata"]["resourceVersion"])
 
     def dump(self, out: Path) -> None:
         with self.lock:
